@@ -1,0 +1,26 @@
+#!/bin/sh
+# One-shot (temporal-schema-setup): create Temporal's default and visibility stores on
+# Postgres and migrate them to the schema this admin-tools release ships. Safe to re-run on
+# every `up`: `create` accepts an existing database, `setup-schema -v 0.0` only adds the
+# version table, and `update-schema` applies only versions newer than the stored one.
+# The password comes from SQL_PASSWORD in the environment, not the command line.
+set -eu
+
+SCHEMA_DIR=/etc/temporal/schema/postgresql/v12
+
+sql_tool() {
+  temporal-sql-tool --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@"
+}
+
+setup_store() {
+  db=$1
+  schema=$2
+  echo "Setting up $db from $schema"
+  sql_tool --db "$db" create
+  sql_tool --db "$db" setup-schema -v 0.0
+  sql_tool --db "$db" update-schema -d "$schema"
+}
+
+setup_store "$DBNAME" "$SCHEMA_DIR/temporal/versioned"
+setup_store "$VISIBILITY_DBNAME" "$SCHEMA_DIR/visibility/versioned"
+echo "Temporal schema is up to date"

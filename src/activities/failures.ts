@@ -1,0 +1,36 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../policy/policy-errors.js';
+import { ContextMismatch } from '../store/turn-store.js';
+import { DatabaseUnavailable } from '../store/database.js';
+
+/** Failure types the workflow and operators can branch on. */
+export const FailureType = {
+  PolicyUnavailable: 'PolicyUnavailable',
+  PolicyRejectedRequest: 'PolicyRejectedRequest',
+  PolicyProtocolError: 'PolicyProtocolError',
+  ContextMismatch: 'ContextMismatch',
+  VerifierError: 'VerifierError',
+  VerifierTimeout: 'VerifierTimeout',
+  MalformedTrajectory: 'MalformedTrajectory',
+  DatabaseUnavailable: 'DatabaseUnavailable',
+} as const;
+
+/** Maps a domain error to an ApplicationFailure: retry what another attempt can fix, fail fast on the rest. */
+export function classifyFailure(error: unknown): unknown {
+  if (error instanceof ApplicationFailure) return error;
+  if (error instanceof PolicyRejectedRequest) return ApplicationFailure.nonRetryable(error.message, FailureType.PolicyRejectedRequest);
+  if (error instanceof ContextMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.ContextMismatch);
+  if (error instanceof PolicyUnavailable) return ApplicationFailure.retryable(error.message, FailureType.PolicyUnavailable);
+  if (error instanceof PolicyProtocolError) return ApplicationFailure.retryable(error.message, FailureType.PolicyProtocolError);
+  if (error instanceof DatabaseUnavailable) return ApplicationFailure.retryable(error.message, FailureType.DatabaseUnavailable);
+  return error;
+}
+
+/** Runs an activity body and rethrows its failure classified. */
+export async function classified<T>(body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    throw classifyFailure(error);
+  }
+}

@@ -1,0 +1,28 @@
+import type pg from 'pg';
+import type { SglangClient } from '../policy/sglang-client.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import type { VerifierPool } from '../verifier/index.js';
+import { appendFeedbackActivity } from './append-feedback.js';
+import { generateActivity } from './generate.js';
+import { persistFailureActivity, persistTrajectoryActivity } from './persist.js';
+import { tokenizePromptActivity } from './tokenize-prompt.js';
+import { verifyActivity } from './verify.js';
+
+/** Activities of the CPU worker: everything but generation. */
+export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool }) {
+  return {
+    tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
+    verify: verifyActivity(deps.pool, deps.tokenizer, deps.verifier),
+    appendFeedback: appendFeedbackActivity(deps.pool, deps.tokenizer),
+    persistTrajectory: persistTrajectoryActivity(deps.pool),
+    persistFailure: persistFailureActivity(deps.pool),
+  };
+}
+
+/** Activities of the GPU worker: generation only, on its own task queue. */
+export function createGpuActivities(deps: { pool: pg.Pool; policy: SglangClient }) {
+  return { generate: generateActivity(deps.pool, deps.policy) };
+}
+
+export type CpuActivities = ReturnType<typeof createCpuActivities>;
+export type GpuActivities = ReturnType<typeof createGpuActivities>;

@@ -1,0 +1,47 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type pg from 'pg';
+import { loadStoredTurns } from '../store/turn-store.js';
+import { storeCompletedTrajectory, storeFailedTrajectory, type TrajectoryIdentity } from '../store/trajectory-store.js';
+import { packTrajectory } from '../trajectory/packing.js';
+import type { PackingLayout } from '../trajectory/options.js';
+import { stoppedWithoutEos, type TurnRecord } from '../trajectory/turn.js';
+import { classified, FailureType } from './failures.js';
+
+export interface PersistInput extends TrajectoryIdentity {
+  layout: PackingLayout;
+  turns: TurnRecord[];
+  rewards: number[];
+  rawRewards: number[];
+}
+
+/** Packs the stored turns and writes the trajectory exactly once (idempotent by trajectory id). */
+export function persistTrajectoryActivity(pool: pg.Pool) {
+  return async function persistTrajectory(input: PersistInput): Promise<{ stored: boolean }> {
+    return classified(async () => {
+      const { promptIds, turns: stored } = await loadStoredTurns(pool, input.trajectoryId);
+      if (stored.length === 0 && promptIds.length === 0) return { stored: false }; // persisted by an earlier attempt
+      const mismatch = input.turns.find((turn, t) => stored[t]?.contextLen !== turn.contextLen || stored[t]?.outputIds.length !== turn.outputLen);
+      if (stored.length !== input.turns.length || mismatch) {
+        throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId}: stored turns disagree with the workflow's record (turn ${mismatch?.turn ?? stored.length})`, FailureType.MalformedTrajectory);
+      }
+      const packed = packTrajectory(promptIds, stored.map((turn, t) => ({
+        outputIds: turn.outputIds, outputLogprobs: turn.outputLogprobs, feedbackIds: turn.feedbackIds, noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
+      })), input.layout);
+      return { stored: await storeCompletedTrajectory(pool, { ...input, promptIds, packed, texts: stored }) };
+    });
+  };
+}
+
+export interface PersistFailureInput extends TrajectoryIdentity {
+  turnsDone: number;
+  error: string;
+}
+
+export function persistFailureActivity(pool: pg.Pool) {
+  return async function persistFailure(input: PersistFailureInput): Promise<{ stored: boolean }> {
+    return classified(async () => {
+      const { turns } = await loadStoredTurns(pool, input.trajectoryId);
+      return { stored: await storeFailedTrajectory(pool, input, input.turnsDone, input.error, turns) };
+    });
+  };
+}

@@ -1,0 +1,68 @@
+import { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { loadConfig } from '../config.js';
+import { startLocalRuntime } from '../rollout/local-runtime.js';
+import { runRollouts } from '../rollout/run-rollouts.js';
+import { formatSummary, summarise, type RunSummary } from '../rollout/run-summary.js';
+import { trajectoryRequests } from '../rollout/submit.js';
+import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
+import { loadProblems, positiveInt, rolloutOptionsFrom, withRolloutOptions } from './shared-options.js';
+
+export interface RunArguments {
+  dataset: string;
+  limit?: number;
+  samples: number;
+  runName: string;
+  options: Partial<RolloutOptions>;
+  submitOnly: boolean;
+}
+
+export function runCommand(): Command {
+  return withRolloutOptions(new Command('run')
+    .description('submit trajectories for a dataset, show progress, wait and print a summary')
+    .requiredOption('--dataset <file>', 'JSONL dataset (GSM8K, MATH or AReaL shape)')
+    .option('--limit <n>', 'use the first N valid rows', positiveInt)
+    .option('--samples <n>', 'trajectories per problem', positiveInt, 1)
+    .option('--run-name <name>', 'trajectory ids are <run-name>/<qid>/<sample>; reuse a name to resume a run without duplicates')
+    .option('--submit-only', 'do not run workers in this process (they run elsewhere)', false))
+    .action(async (flags) => {
+      await runAndReport({
+        dataset: flags.dataset, limit: flags.limit, samples: flags.samples, submitOnly: flags.submitOnly,
+        runName: flags.runName ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, options: rolloutOptionsFrom(flags),
+      });
+    });
+}
+
+/** Runs a dataset on the configured (or embedded) stack and prints the summary; shared by `run` and `demo`. */
+export async function runAndReport(args: RunArguments): Promise<RunSummary> {
+  resolveRolloutOptions(args.options); // bad options fail here, before anything starts
+  const config = loadConfig();
+  const problems = await loadProblems(args.dataset, args.limit);
+  const requests = trajectoryRequests(args.runName, problems, args.samples, args.options);
+  process.stderr.write(`run ${args.runName}: ${requests.length} trajectories (${problems.length} problems × ${args.samples} samples)\n`);
+  const runtime = await startLocalRuntime(config, { problems, workers: !args.submitOnly, headless: true });
+  try {
+    const bar = new cliProgress.SingleBar({ format: 'trajectories [{bar}] {value}/{total} | {correct} correct first turns | {failed} failed', stream: process.stderr }, cliProgress.Presets.shades_classic);
+    let correct = 0;
+    let failed = 0;
+    const started = performance.now();
+    const results = await runRollouts(runtime.client, requests, {
+      onSubmitted: (total, duplicates) => {
+        if (duplicates > 0) process.stderr.write(`${duplicates} already submitted under this run name: waiting for those instead of starting them again\n`);
+        bar.start(total, 0, { correct, failed });
+      },
+      onFinished: (result, done) => {
+        if (result.status === 'failed') failed += 1;
+        if (result.turns[0]?.success) correct += 1;
+        bar.update(done, { correct, failed });
+      },
+    });
+    bar.stop();
+    const summary = summarise(results, (performance.now() - started) / 1000);
+    process.stdout.write(`${formatSummary(summary)}\n`);
+    for (const result of results.filter((r) => r.status === 'failed').slice(0, 5)) process.stderr.write(`failed ${result.trajectoryId}: ${result.error}\n`);
+    return summary;
+  } finally {
+    await runtime.stop();
+  }
+}

@@ -1,0 +1,47 @@
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadDataset, type Problem } from '../datasets/index.js';
+import type { RolloutOptions } from '../trajectory/options.js';
+
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`expected a positive integer, got "${value}"`);
+  return n;
+}
+
+export function finiteNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new InvalidArgumentError(`expected a number, got "${value}"`);
+  return n;
+}
+
+/** Adds the rollout options every submitting command shares. */
+export function withRolloutOptions(command: Command): Command {
+  return command
+    .option('--turns <n>', 'turns per trajectory (seed: 5)', positiveInt)
+    .option('--early-stop', 'stop a trajectory at its first correct turn')
+    .option('--discount <gamma>', 'turn-level discount γ in (0, 1]', finiteNumber)
+    .option('--reward-scaling <x>', 'reward scaling', finiteNumber)
+    .option('--reward-bias <x>', 'reward bias', finiteNumber)
+    .option('--max-new-tokens <n>', 'per-turn token budget (default 1024)', positiveInt)
+    .option('--layout <layout>', 'packing: seed (one sequence per turn) or concat (AReaL-lite)');
+}
+
+export function rolloutOptionsFrom(flags: Record<string, unknown>): Partial<RolloutOptions> {
+  return {
+    turns: flags.turns as number | undefined,
+    earlyStop: flags.earlyStop as boolean | undefined,
+    discount: flags.discount as number | undefined,
+    rewardScaling: flags.rewardScaling as number | undefined,
+    rewardBias: flags.rewardBias as number | undefined,
+    maxNewTokens: flags.maxNewTokens as number | undefined,
+    layout: flags.layout as RolloutOptions['layout'] | undefined,
+  };
+}
+
+/** Loads a dataset, reporting each malformed row (file:line) on stderr; the other rows run. */
+export async function loadProblems(file: string, limit?: number): Promise<Problem[]> {
+  const { problems, errors } = await loadDataset(file, { limit });
+  for (const error of errors) process.stderr.write(`skipped ${String(error)}\n`);
+  if (problems.length === 0) throw new Error(`${file}: no usable rows${errors.length ? ` (${errors.length} malformed)` : ''}`);
+  return problems;
+}

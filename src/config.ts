@@ -1,0 +1,46 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const flag = z.enum(['true', 'false', '1', '0', '']).optional().transform((value) => value === 'true' || value === '1');
+const optionalText = z.string().optional().transform((value) => (value ? value : undefined));
+
+const environment = z.object({
+  TEMPORAL_ADDRESS: optionalText,
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_API_KEY: optionalText,
+  TEMPORAL_TLS: flag,
+  DATABASE_URL: optionalText,
+  RATCHET_STATE_DIR: z.string().min(1).default('.ratchet'),
+  RATCHET_TOKENIZER: optionalText,
+  RATCHET_POLICY_URL: optionalText,
+  RATCHET_GPU_SLOTS: z.coerce.number().int().positive().default(32),
+  RATCHET_VERIFIER_THREADS: z.coerce.number().int().positive().optional(),
+  RATCHET_VERIFIER_BUDGET_MS: z.coerce.number().int().positive().default(3000),
+  RATCHET_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
+  RATCHET_TEMPORAL_UI_PORT: z.coerce.number().int().positive().default(8233),
+  RATCHET_POSTGRES_PORT: z.coerce.number().int().positive().default(54329),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+});
+
+/** Ratchet's configuration, from the environment. Unset addresses mean "start the embedded part". */
+export type RatchetConfig = ReturnType<typeof loadConfig>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = environment.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  const values = parsed.data;
+  return {
+    temporal: { address: values.TEMPORAL_ADDRESS, namespace: values.TEMPORAL_NAMESPACE, apiKey: values.TEMPORAL_API_KEY, tls: values.TEMPORAL_TLS || Boolean(values.TEMPORAL_API_KEY) },
+    databaseUrl: values.DATABASE_URL,
+    stateDir: path.resolve(values.RATCHET_STATE_DIR),
+    tokenizerDir: values.RATCHET_TOKENIZER,
+    policyUrl: values.RATCHET_POLICY_URL,
+    gpuSlots: values.RATCHET_GPU_SLOTS,
+    verifier: { size: values.RATCHET_VERIFIER_THREADS, budgetMs: values.RATCHET_VERIFIER_BUDGET_MS },
+    ports: { temporal: values.RATCHET_TEMPORAL_PORT, temporalUi: values.RATCHET_TEMPORAL_UI_PORT, postgres: values.RATCHET_POSTGRES_PORT },
+    logLevel: values.LOG_LEVEL,
+  };
+}

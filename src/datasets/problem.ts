@@ -1,0 +1,25 @@
+import type { RowError } from './row-error.js';
+
+/** One dataset row, normalised across the GSM8K, MATH and AReaL shapes. */
+export interface Problem {
+  /** Stable id: `unique_id` / `query_id` when present, else `${fileStem}-${lineNumber}` (1-based line). */
+  qid: string;
+  /** The row's integer `task_id`, when it has one. */
+  taskId?: number;
+  /** The question text. */
+  problem: string;
+  /** Gold answers as the dataset stores them (GSM8K: the worked answer; MATH: [answer]; AReaL: solutions). */
+  gold: string[];
+  source: 'gsm8k' | 'math' | 'areal';
+}
+
+/** The valid problems of one file, and every row that was skipped. */
+export interface LoadedDataset {
+  problems: Problem[];
+  errors: RowError[];
+}
+
+export interface DatasetOptions {
+  /** Stop after this many valid problems. */
+  limit?: number;
+}

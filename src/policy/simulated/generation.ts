@@ -1,0 +1,54 @@
+import type { ModelTokenizer } from '../../tokens/model-tokenizer.js';
+import { MATH_INSTRUCTION, mathUserMessage } from '../../tokens/math-prompt.js';
+import type { Problem } from '../../datasets/index.js';
+import { writeAnswer } from './answer-writer.js';
+import { correctProbabilityAt, type SimulatedPolicyConfig } from './policy-config.js';
+
+export interface SimulatedGeneration {
+  outputIds: number[];
+  logprobs: number[];
+  finishReason: { type: 'stop'; matched: number } | { type: 'length'; length: number };
+  turn: number;
+  correct: boolean;
+}
+
+/** Knows the gold answers of the dataset it was given, so it can be right on purpose. */
+export class AnswerBook {
+  private readonly byMessage = new Map<string, string[]>();
+
+  constructor(problems: readonly Problem[]) {
+    for (const problem of problems) this.byMessage.set(mathUserMessage(problem.problem), problem.gold);
+  }
+
+  /** Finds the problem in a decoded context: the first user message is rendered verbatim by every chat template. */
+  lookUp(decodedContext: string): string[] | undefined {
+    const end = decodedContext.indexOf(MATH_INSTRUCTION);
+    if (end < 0) return undefined;
+    const head = decodedContext.slice(0, end + MATH_INSTRUCTION.length);
+    for (const [message, gold] of this.byMessage) if (head.endsWith(message)) return gold;
+    return undefined;
+  }
+}
+
+/** One simulated completion: real tokenizer tokens, an EOS when it fits, plausible logprobs. */
+export function simulateGeneration(
+  tokenizer: ModelTokenizer, book: AnswerBook, config: SimulatedPolicyConfig,
+  inputIds: readonly number[], maxNewTokens: number, random: () => number,
+): SimulatedGeneration {
+  const decoded = tokenizer.decodeAll(inputIds);
+  const turn = Math.max(0, decoded.split('<|im_start|>assistant').length - 2);
+  const correct = random() < correctProbabilityAt(config, turn);
+  const sentences = Math.max(1, Math.round((config.reasoningTokens / 12) * (0.5 + random())));
+  const text = writeAnswer(book.lookUp(decoded), correct, sentences, random);
+  const ids = [...tokenizer.encode(text), tokenizer.eosTokenId];
+  const outputIds = ids.slice(0, maxNewTokens);
+  const logprobs = outputIds.map(() => -Math.abs(gaussian(random)) * 0.35);
+  const finishReason = outputIds.length === ids.length
+    ? { type: 'stop' as const, matched: tokenizer.eosTokenId }
+    : { type: 'length' as const, length: outputIds.length };
+  return { outputIds, logprobs, finishReason, turn, correct };
+}
+
+function gaussian(random: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}

@@ -1,0 +1,40 @@
+import type { Faults } from './faults.js';
+
+export interface SimulatedPolicyConfig {
+  /** Probability that a turn's answer is right: one number for every turn, or one per turn (the last repeats). */
+  correctProbability: number | number[];
+  /** Decode speed of one request, tokens per second. */
+  tokensPerSecond: number;
+  /** Mean length of the reasoning before the boxed answer, in tokens (varies ±50% per answer). */
+  reasoningTokens: number;
+  /** Longest context (input + new tokens) the simulated model accepts. */
+  contextWindow: number;
+  faults: Faults;
+  /** Seed for the answer and fault draws; unseeded draws differ run to run, as real sampling does. */
+  seed?: number;
+}
+
+export const DEFAULT_SIMULATED_POLICY: Omit<SimulatedPolicyConfig, 'faults'> = {
+  correctProbability: [0.4, 0.55, 0.7],
+  tokensPerSecond: 4000,
+  reasoningTokens: 120,
+  contextWindow: 131_072,
+};
+
+export function correctProbabilityAt(config: SimulatedPolicyConfig, turn: number): number {
+  const p = config.correctProbability;
+  if (typeof p === 'number') return p;
+  return p[Math.min(turn, p.length - 1)] ?? 0.5;
+}
+
+/** mulberry32: a tiny seeded generator, so a seeded simulated policy replays the same answers. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

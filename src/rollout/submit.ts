@@ -1,0 +1,43 @@
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { Problem } from '../datasets/index.js';
+import type { RolloutOptions } from '../trajectory/options.js';
+import { CPU_TASK_QUEUE } from '../task-queues.js';
+import type { trajectory } from '../workflows/index.js';
+import type { TrajectoryRequest } from '../workflows/trajectory-state.js';
+
+/** The trajectory id (and workflow id) of one sample: stable, so resubmitting the same run is a no-op. */
+export function trajectoryId(runName: string, qid: string, sample: number): string {
+  return `${runName}/${qid}/${sample}`;
+}
+
+export function trajectoryRequests(runName: string, problems: readonly Problem[], samples: number, options: Partial<RolloutOptions>): TrajectoryRequest[] {
+  return problems.flatMap((problem) => Array.from({ length: samples }, (_, sample) => ({
+    trajectoryId: trajectoryId(runName, problem.qid, sample),
+    qid: problem.qid,
+    ...(problem.taskId === undefined ? {} : { taskId: problem.taskId }),
+    problem: problem.problem,
+    gold: problem.gold,
+    options,
+  })));
+}
+
+/**
+ * Starts one trajectory workflow. A second submission of the same trajectory id — running or finished — gets
+ * the existing workflow back instead of a second run, so it can never produce a second result.
+ */
+export async function submitTrajectory(client: Client, request: TrajectoryRequest): Promise<{ handle: WorkflowHandle<typeof trajectory>; duplicate: boolean }> {
+  try {
+    const handle = await client.workflow.start<typeof trajectory>('trajectory', {
+      taskQueue: CPU_TASK_QUEUE,
+      workflowId: request.trajectoryId,
+      args: [request],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `${request.qid}: ${request.problem.slice(0, 120)}`,
+    });
+    return { handle, duplicate: false };
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    return { handle: client.workflow.getHandle<typeof trajectory>(request.trajectoryId), duplicate: true };
+  }
+}

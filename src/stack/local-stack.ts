@@ -1,0 +1,55 @@
+import path from 'node:path';
+import type { RatchetConfig } from '../config.js';
+import { startEmbeddedPostgres } from './embedded-postgres.js';
+import { isListening } from './free-port.js';
+import { startTemporalDevServer } from './temporal-dev-server.js';
+
+/** Where Temporal and Postgres are, whether configured or started here, and how to stop what was started. */
+export interface Stack {
+  temporalAddress: string;
+  temporalUiUrl: string | undefined;
+  databaseUrl: string;
+  /** True for each part this process started (and will stop). */
+  embedded: { temporal: boolean; postgres: boolean };
+  stop(): Promise<void>;
+}
+
+/**
+ * Uses TEMPORAL_ADDRESS and DATABASE_URL when set; otherwise starts `temporal server start-dev` (SQLite file in
+ * the state folder, UI on its port) and a project-local Postgres. A part already listening on its embedded
+ * port (another `ratchet dev`, say) is reused rather than started twice.
+ */
+export async function startStack(config: RatchetConfig, options: { temporal?: boolean; headless?: boolean } = {}): Promise<Stack> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => { for (const fn of stops.reverse()) await fn().catch(() => undefined); };
+  try {
+    let databaseUrl = config.databaseUrl;
+    const embeddedPostgres = !databaseUrl;
+    if (!databaseUrl) {
+      const port = config.ports.postgres;
+      if (await isListening(port)) {
+        databaseUrl = `postgres://ratchet:ratchet@127.0.0.1:${port}/ratchet`;
+      } else {
+        const postgres = await startEmbeddedPostgres(config.stateDir, port);
+        stops.push(postgres.stop);
+        databaseUrl = postgres.url;
+      }
+    }
+    let temporalAddress = config.temporal.address ?? `127.0.0.1:${config.ports.temporal}`;
+    let temporalUiUrl: string | undefined = config.temporal.address ? undefined : `http://127.0.0.1:${config.ports.temporalUi}`;
+    const embeddedTemporal = !config.temporal.address && options.temporal !== false;
+    if (embeddedTemporal && !(await isListening(config.ports.temporal))) {
+      const server = await startTemporalDevServer({
+        stateDir: config.stateDir, port: config.ports.temporal, uiPort: config.ports.temporalUi, headless: options.headless,
+        dbFile: path.join(config.stateDir, 'temporal.sqlite'),
+      });
+      stops.push(server.stop);
+      temporalAddress = server.address;
+      temporalUiUrl = server.uiUrl;
+    }
+    return { temporalAddress, temporalUiUrl, databaseUrl, embedded: { temporal: embeddedTemporal, postgres: embeddedPostgres }, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

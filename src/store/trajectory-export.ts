@@ -1,0 +1,95 @@
+import type pg from 'pg';
+import { decodeFloat32, decodeInt32 } from '../tokens/token-codec.js';
+
+/** One exported trajectory: the seed's keys and layout, plus per-turn lengths, successes and raw rewards. */
+export interface ExportedTrajectory {
+  trajectory_id: string;
+  qid: string;
+  task_id: number | null;
+  status: 'completed' | 'failed';
+  error?: string;
+  layout: string;
+  packed_input_ids: number[];
+  packed_logprobs: number[];
+  prompt_mask: boolean[];
+  seq_no_eos_mask: boolean[];
+  packed_prompts: number[];
+  version_start: number[];
+  version_end: number[];
+  rewards: number[];
+  birth_time: number;
+  seqlens: number[];
+  prompt_lens: number[];
+  successes: boolean[];
+  raw_rewards: number[];
+}
+
+const PAGE = 100;
+
+/** Streams stored trajectories oldest birth_time first, a page at a time so memory stays flat. */
+export async function* readTrajectories(pool: pg.Pool, options: { includeFailed?: boolean } = {}): AsyncGenerator<ExportedTrajectory> {
+  let after: [number, string] = [-1, ''];
+  for (;;) {
+    const { rows } = await pool.query(
+      `SELECT * FROM trajectories WHERE (birth_time, trajectory_id) > ($1, $2) AND ($3 OR status = 'completed')
+       ORDER BY birth_time, trajectory_id LIMIT ${PAGE}`,
+      [after[0], after[1], options.includeFailed ?? false],
+    );
+    for (const row of rows) yield toExported(row);
+    if (rows.length < PAGE) return;
+    const last = rows[rows.length - 1];
+    after = [Number(last.birth_time), last.trajectory_id];
+  }
+}
+
+function toExported(row: Record<string, any>): ExportedTrajectory {
+  const bytes = (value: Buffer | null) => (value ? [...value].map((b) => b === 1) : []);
+  return {
+    trajectory_id: row.trajectory_id,
+    qid: row.qid,
+    task_id: row.task_id === null ? null : Number(row.task_id),
+    status: row.status,
+    ...(row.error ? { error: row.error } : {}),
+    layout: row.layout,
+    packed_input_ids: row.packed_input_ids ? decodeInt32(row.packed_input_ids) : [],
+    packed_logprobs: row.packed_logprobs ? decodeFloat32(row.packed_logprobs) : [],
+    prompt_mask: bytes(row.prompt_mask),
+    seq_no_eos_mask: row.seq_no_eos_mask ?? [],
+    packed_prompts: row.packed_prompts ? decodeInt32(row.packed_prompts) : [],
+    version_start: row.version_start ?? [],
+    version_end: row.version_end ?? [],
+    rewards: row.rewards ?? [],
+    birth_time: Number(row.birth_time),
+    seqlens: row.seqlens ?? [],
+    prompt_lens: row.prompt_lens ?? [],
+    successes: row.successes ?? [],
+    raw_rewards: row.raw_rewards ?? [],
+  };
+}
+
+export interface MonitorRecord {
+  trajectory_id: string;
+  qid: string;
+  turn: number;
+  version_start: number;
+  version_end: number;
+  success: boolean;
+  verdict: string;
+  prompt_len: number;
+  answer_len: number;
+}
+
+export async function* readMonitorRecords(pool: pg.Pool): AsyncGenerator<MonitorRecord> {
+  let after: [string, number] = ['', -1];
+  for (;;) {
+    const { rows } = await pool.query<MonitorRecord>(
+      `SELECT trajectory_id, qid, turn, version_start, version_end, success, verdict, prompt_len, answer_len
+       FROM monitor_records WHERE (trajectory_id, turn) > ($1, $2) ORDER BY trajectory_id, turn LIMIT ${PAGE * 5}`,
+      after,
+    );
+    yield* rows;
+    if (rows.length < PAGE * 5) return;
+    const last = rows[rows.length - 1]!;
+    after = [last.trajectory_id, last.turn];
+  }
+}

@@ -1,0 +1,100 @@
+import type pg from 'pg';
+import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
+import type { PackedTokens } from '../trajectory/packing.js';
+import type { TurnRecord } from '../trajectory/turn.js';
+import type { StoredTurn } from './turn-store.js';
+
+export interface TrajectoryIdentity {
+  trajectoryId: string;
+  qid: string;
+  taskId?: number;
+  birthTime: number;
+  layout: string;
+}
+
+export interface CompletedTrajectory extends TrajectoryIdentity {
+  promptIds: number[];
+  packed: PackedTokens;
+  turns: TurnRecord[];
+  rewards: number[];
+  rawRewards: number[];
+  texts: StoredTurn[];
+}
+
+/**
+ * Writes a finished trajectory, its monitor records and turn texts in one transaction, and drops its working
+ * rows. Idempotent by trajectory id: a second call (a retried activity, a duplicate workflow) changes nothing.
+ * Returns false when the trajectory was already stored.
+ */
+export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: CompletedTrajectory): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    const { packed, turns } = trajectory;
+    const inserted = await client.query(
+      `INSERT INTO trajectories (trajectory_id, qid, task_id, status, layout, num_turns, birth_time, packed_input_ids,
+         packed_logprobs, prompt_mask, packed_prompts, seq_no_eos_mask, seqlens, prompt_lens, version_start, version_end,
+         rewards, raw_rewards, successes, output_tokens)
+       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+       ON CONFLICT (trajectory_id) DO NOTHING`,
+      [trajectory.trajectoryId, trajectory.qid, trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
+        encodeInt32(packed.packedInputIds), encodeFloat32(packed.packedLogprobs), Buffer.from(packed.promptMask),
+        encodeInt32(trajectory.promptIds), packed.seqNoEosMask, packed.seqlens, packed.promptLens,
+        turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd), trajectory.rewards, trajectory.rawRewards,
+        turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0)],
+    );
+    if (inserted.rowCount === 0) return false;
+    for (const turn of turns) {
+      await client.query(
+        `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [trajectory.trajectoryId, turn.turn, trajectory.qid, turn.versionStart, turn.versionEnd, turn.success, turn.verdict, turn.contextLen, turn.outputLen],
+      );
+    }
+    await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);
+    await dropWorkingRows(client, trajectory.trajectoryId);
+    return true;
+  });
+}
+
+/** Records a trajectory that could not finish: a failure is stored as a failure, never as a zero reward. */
+export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryIdentity, turnsDone: number, error: string, texts: StoredTurn[]): Promise<boolean> {
+  return inTransaction(pool, async (client) => {
+    const inserted = await client.query(
+      `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, layout, num_turns, birth_time)
+       VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7) ON CONFLICT (trajectory_id) DO NOTHING`,
+      [identity.trajectoryId, identity.qid, identity.taskId ?? null, error, identity.layout, turnsDone, identity.birthTime],
+    );
+    if (inserted.rowCount === 0) return false;
+    await insertTurnTexts(client, identity.trajectoryId, texts.filter((text) => text.verdict !== null));
+    await dropWorkingRows(client, identity.trajectoryId);
+    return true;
+  });
+}
+
+async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, texts: StoredTurn[]): Promise<void> {
+  for (const text of texts) {
+    await client.query(
+      `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [trajectoryId, text.turn, text.answerText, text.extractedAnswer, text.verdict ?? 'unverified', text.feedbackText],
+    );
+  }
+}
+
+async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
+  await client.query('DELETE FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
+  await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
+}
+
+async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

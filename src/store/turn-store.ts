@@ -1,0 +1,118 @@
+import type pg from 'pg';
+import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
+import type { FinishReason } from '../trajectory/turn.js';
+
+/** A turn's generation as the generate activity stores it. */
+export interface StoredTurnOutput {
+  trajectoryId: string;
+  turn: number;
+  attempt: number;
+  contextLen: number;
+  outputIds: number[];
+  outputLogprobs: number[];
+  finishReason: FinishReason;
+  versionStart: number;
+  versionEnd: number;
+}
+
+export class ContextMismatch extends Error {
+  override readonly name = 'ContextMismatch';
+}
+
+export async function savePrompt(pool: pg.Pool, trajectoryId: string, ids: readonly number[], text: string): Promise<number> {
+  // A retried activity finds the row already there; the stored prompt wins so its length never changes.
+  const { rows } = await pool.query<{ n: number }>(
+    `INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text) VALUES ($1, $2, $3)
+     ON CONFLICT (trajectory_id) DO UPDATE SET trajectory_id = EXCLUDED.trajectory_id
+     RETURNING length(prompt_ids) / 4 AS n`,
+    [trajectoryId, encodeInt32(ids), text],
+  );
+  return rows[0]!.n;
+}
+
+/** C_t: the prompt, then every earlier turn's output and feedback, exactly as stored. */
+export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: number): Promise<number[]> {
+  const prompt = await pool.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
+  if (prompt.rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no stored prompt`);
+  const earlier = await pool.query<{ turn: number; output_ids: Buffer; feedback_ids: Buffer | null }>(
+    'SELECT turn, output_ids, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn < $2 ORDER BY turn',
+    [trajectoryId, turn],
+  );
+  if (earlier.rows.length !== turn) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.rows.length}`);
+  const parts = [prompt.rows[0]!.prompt_ids];
+  for (const row of earlier.rows) {
+    if (!row.feedback_ids) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${row.turn} has no feedback yet`);
+    parts.push(row.output_ids, row.feedback_ids);
+  }
+  return decodeInt32(Buffer.concat(parts));
+}
+
+/**
+ * Stores a generation. A later attempt replaces an earlier one, never the reverse: an attempt that timed out
+ * but is still running somewhere must not overwrite the output the workflow has already moved on with.
+ */
+export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): Promise<boolean> {
+  const result = await pool.query(
+    `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (trajectory_id, turn) DO UPDATE SET
+       attempt = EXCLUDED.attempt, context_len = EXCLUDED.context_len, output_ids = EXCLUDED.output_ids,
+       output_logprobs = EXCLUDED.output_logprobs, finish_reason = EXCLUDED.finish_reason,
+       version_start = EXCLUDED.version_start, version_end = EXCLUDED.version_end,
+       answer_text = NULL, extracted_answer = NULL, verdict = NULL, feedback_ids = NULL, feedback_text = NULL, updated_at = now()
+     WHERE turn_outputs.attempt < EXCLUDED.attempt`,
+    [output.trajectoryId, output.turn, output.attempt, output.contextLen, encodeInt32(output.outputIds),
+      encodeFloat32(output.outputLogprobs), output.finishReason, output.versionStart, output.versionEnd],
+  );
+  return result.rowCount === 1;
+}
+
+export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, turn: number): Promise<number[]> {
+  const { rows } = await pool.query<{ output_ids: Buffer }>('SELECT output_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+  if (rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no output for turn ${turn}`);
+  return decodeInt32(rows[0]!.output_ids);
+}
+
+export async function saveVerdict(pool: pg.Pool, trajectoryId: string, turn: number, verdict: { answerText: string; extracted: string | null; status: string }): Promise<void> {
+  await pool.query('UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
+    [trajectoryId, turn, verdict.answerText, verdict.extracted, verdict.status]);
+}
+
+export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: number, ids: readonly number[], text: string): Promise<void> {
+  await pool.query('UPDATE turn_outputs SET feedback_ids = $3, feedback_text = $4, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
+    [trajectoryId, turn, encodeInt32(ids), text]);
+}
+
+/** Everything persist needs of one trajectory's turns, in turn order. */
+export interface StoredTurn {
+  turn: number;
+  contextLen: number;
+  outputIds: number[];
+  outputLogprobs: number[];
+  feedbackIds: number[];
+  answerText: string;
+  extractedAnswer: string | null;
+  verdict: string | null;
+  feedbackText: string | null;
+}
+
+export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
+  const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
+  const { rows } = await client.query(
+    `SELECT turn, context_len, output_ids, output_logprobs, feedback_ids, answer_text, extracted_answer, verdict, feedback_text
+     FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
+  return {
+    promptIds: prompt.rows[0] ? decodeInt32(prompt.rows[0].prompt_ids) : [],
+    turns: rows.map((row) => ({
+      turn: row.turn,
+      contextLen: row.context_len,
+      outputIds: decodeInt32(row.output_ids),
+      outputLogprobs: decodeFloat32(row.output_logprobs),
+      feedbackIds: row.feedback_ids ? decodeInt32(row.feedback_ids) : [],
+      answerText: row.answer_text ?? '',
+      extractedAnswer: row.extracted_answer,
+      verdict: row.verdict,
+      feedbackText: row.feedback_text,
+    })),
+  };
+}

@@ -1,0 +1,81 @@
+import type { PackingLayout } from './options.js';
+
+/** One turn's tokens as stored by the activities that produced them. */
+export interface TurnTokens {
+  outputIds: readonly number[];
+  outputLogprobs: readonly number[];
+  /** Appended after the output before the next turn; empty after the last turn. */
+  feedbackIds: readonly number[];
+  noEos: boolean;
+}
+
+/** The seed's packed keys for one trajectory, plus the per-sequence lengths a trainer unpacks with. */
+export interface PackedTokens {
+  packedInputIds: number[];
+  packedLogprobs: number[];
+  /** 1 on context tokens, 0 on tokens the policy generated (the loss mask is its negation). */
+  promptMask: number[];
+  seqNoEosMask: boolean[];
+  /** Lengths of the sequences in packedInputIds: L_t per turn (seed) or one length (concat). */
+  seqlens: number[];
+  /** P_t per turn, whatever the layout. */
+  promptLens: number[];
+}
+
+/**
+ * Packs a trajectory. Turn t's context C_t is the prompt then every earlier output and feedback, exactly as
+ * generated, so sequence t is a strict extension of sequence t−1 plus feedback: nothing is re-tokenized.
+ */
+export function packTrajectory(promptIds: readonly number[], turns: readonly TurnTokens[], layout: PackingLayout): PackedTokens {
+  if (turns.length === 0) throw new Error('cannot pack a trajectory with no turns');
+  const packed: PackedTokens = { packedInputIds: [], packedLogprobs: [], promptMask: [], seqNoEosMask: [], seqlens: [], promptLens: [] };
+  const context: number[] = [...promptIds];
+  // For the concat layout: logprob of every context token position (0 where it was not generated).
+  const contextLogprobs: number[] = new Array(promptIds.length).fill(0);
+  const contextMask: number[] = new Array(promptIds.length).fill(1);
+
+  turns.forEach((turn, t) => {
+    if (turn.outputIds.length !== turn.outputLogprobs.length) {
+      throw new Error(`turn ${t}: ${turn.outputIds.length} output ids but ${turn.outputLogprobs.length} logprobs`);
+    }
+    const contextLen = context.length;
+    packed.promptLens.push(contextLen);
+    packed.seqNoEosMask.push(turn.noEos);
+    if (layout === 'seed') {
+      pushAll(packed.packedInputIds, context, turn.outputIds);
+      pushAll(packed.packedLogprobs, zeros(contextLen - 1), turn.outputLogprobs);
+      pushAll(packed.promptMask, ones(contextLen), zeros(turn.outputIds.length));
+      packed.seqlens.push(contextLen + turn.outputIds.length);
+    }
+    pushAll(context, turn.outputIds);
+    pushAll(contextLogprobs, turn.outputLogprobs);
+    pushAll(contextMask, zeros(turn.outputIds.length));
+    if (t < turns.length - 1) {
+      pushAll(context, turn.feedbackIds);
+      pushAll(contextLogprobs, zeros(turn.feedbackIds.length));
+      pushAll(contextMask, ones(turn.feedbackIds.length));
+    }
+  });
+
+  if (layout === 'concat') {
+    packed.packedInputIds = context;
+    // Entry i is log p(token i+1): drop the first position.
+    packed.packedLogprobs = contextLogprobs.slice(1);
+    packed.promptMask = contextMask;
+    packed.seqlens = [context.length];
+  }
+  return packed;
+}
+
+function pushAll(target: number[], ...sources: readonly (readonly number[])[]): void {
+  // Spread-push overflows the call stack past ~100K elements, and long contexts reach that.
+  for (const source of sources) for (const value of source) target.push(value);
+}
+
+function zeros(n: number): number[] {
+  return new Array<number>(Math.max(0, n)).fill(0);
+}
+
+function ones(n: number): number[] {
+  return new Array<number>(n).fill(1);
+}

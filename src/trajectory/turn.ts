@@ -1,0 +1,24 @@
+import type { VerdictStatus } from '../verifier/index.js';
+
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+/** What the workflow keeps of one turn: counts and references, never the tokens themselves. */
+export interface TurnRecord {
+  turn: number;
+  /** P_t: tokens of context the turn was generated from. */
+  contextLen: number;
+  /** |O_t|. */
+  outputLen: number;
+  finishReason: FinishReason;
+  versionStart: number;
+  versionEnd: number;
+  verdict: VerdictStatus;
+  success: boolean;
+  /** Tokens appended after this turn's output (end-of-turn token when cut off, then the feedback user turn). */
+  feedbackLen: number;
+}
+
+/** True when the turn ended without EOS (seq_no_eos_mask). */
+export function stoppedWithoutEos(reason: FinishReason): boolean {
+  return reason !== 'stop';
+}

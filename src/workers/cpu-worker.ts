@@ -1,0 +1,28 @@
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type pg from 'pg';
+import { createCpuActivities } from '../activities/index.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import type { VerifierPool } from '../verifier/index.js';
+import { CPU_TASK_QUEUE } from '../task-queues.js';
+import { workflowBundle } from './workflow-bundle.js';
+
+export interface CpuWorkerDeps {
+  connection: NativeConnection;
+  namespace: string;
+  pool: pg.Pool;
+  tokenizer: ModelTokenizer;
+  verifier: VerifierPool;
+  taskQueue?: string;
+}
+
+/** The CPU worker: trajectory workflows plus tokenize, verify, feedback and persist activities. */
+export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    taskQueue: deps.taskQueue ?? CPU_TASK_QUEUE,
+    workflowBundle: await workflowBundle(),
+    activities: createCpuActivities(deps),
+    maxConcurrentActivityTaskExecutions: 64,
+  });
+}

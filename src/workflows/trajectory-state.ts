@@ -1,0 +1,41 @@
+import { defineQuery } from '@temporalio/workflow';
+import type { VerdictStatus } from '../verifier/index.js';
+import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
+import type { TurnRecord } from '../trajectory/turn.js';
+
+/** What a trainer or the CLI submits: one sample of one problem. The workflow id is the trajectory id. */
+export interface TrajectoryRequest {
+  trajectoryId: string;
+  qid: string;
+  taskId?: number;
+  problem: string;
+  /** Gold answers as the dataset stores them; any match counts. */
+  gold: string[];
+  options?: Partial<RolloutOptions>;
+  /** Overrides for activity timeouts, mostly for tests and slow servers. */
+  timeouts?: { generateHeartbeatSeconds?: number; generateStartToCloseSeconds?: number };
+}
+
+export interface TrajectoryResult {
+  trajectoryId: string;
+  qid: string;
+  status: 'completed' | 'failed';
+  layout: PackingLayout;
+  turns: TurnRecord[];
+  rewards: number[];
+  outputTokens: number;
+  error?: string;
+}
+
+/** The live state answered by the `state` query. */
+export interface TrajectoryState {
+  phase: 'tokenizing' | 'generating' | 'verifying' | 'feedback' | 'persisting' | 'completed' | 'failed';
+  turn: number;
+  turns: number;
+  verdicts: VerdictStatus[];
+  lastAnswerTail: string | null;
+  lastPredicted: string | null;
+  policyVersion: number | null;
+}
+
+export const stateQuery = defineQuery<TrajectoryState>('state');

@@ -1,0 +1,94 @@
+import {
+  ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { CpuActivities, GpuActivities } from '../activities/index.js';
+import { resolveRolloutOptions } from '../trajectory/options.js';
+import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
+import { stoppedWithoutEos, type TurnRecord } from '../trajectory/turn.js';
+import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
+import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from './search-attributes.js';
+import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type TrajectoryState } from './trajectory-state.js';
+
+const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
+
+// Quick CPU work. Twenty attempts ride out a Postgres restart of several minutes before the trajectory fails.
+const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '1m', retry: { ...retry, maximumAttempts: 20 } });
+// A finished trajectory is never given up: persisting retries until Postgres takes it.
+const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '2m', retry });
+
+/** One trajectory: a math problem answered for up to N turns, each verified and answered with feedback. */
+export async function trajectory(request: TrajectoryRequest): Promise<TrajectoryResult> {
+  const options = validOptions(request);
+  // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
+  const gpu = proxyActivities<GpuActivities>({
+    taskQueue: GPU_TASK_QUEUE,
+    startToCloseTimeout: `${request.timeouts?.generateStartToCloseSeconds ?? 1800}s`,
+    heartbeatTimeout: `${request.timeouts?.generateHeartbeatSeconds ?? 20}s`,
+    retry: { ...retry, maximumAttempts: 20 },
+  });
+  const identity = { trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout };
+  const turns: TurnRecord[] = [];
+  const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
+  setHandler(stateQuery, () => state);
+  upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: 'running' }]);
+
+  try {
+    let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
+    for (let turn = 0; turn < options.turns; turn++) {
+      Object.assign(state, { phase: 'generating', turn });
+      const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
+      state.phase = 'verifying';
+      const verdict = await cpu.verify({ trajectoryId: request.trajectoryId, turn, gold: request.gold });
+      state.phase = 'feedback';
+      const feedback = await cpu.appendFeedback({ trajectoryId: request.trajectoryId, turn, success: verdict.success, outputHadEos: !stoppedWithoutEos(output.finishReason) });
+      turns.push({ turn, contextLen, ...output, verdict: verdict.status, success: verdict.success, feedbackLen: feedback.feedbackLen });
+      contextLen += output.outputLen + feedback.feedbackLen;
+
+      Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: verdict.answerTail, lastPredicted: verdict.predicted, policyVersion: output.versionEnd });
+      reportProgress(turns, options.turns);
+      if (options.earlyStop && verdict.success) break;
+    }
+
+    const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
+    const rewards = returnsToGo(rawRewards, options.discount);
+    state.phase = 'persisting';
+    await store.persistTrajectory({ ...identity, turns, rewards, rawRewards });
+    state.phase = 'completed';
+    upsertSearchAttributes([{ key: STATUS, value: 'completed' }]);
+    return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
+  } catch (error) {
+    // Record the failure as a failure (never as a zero reward), even when the workflow is being cancelled.
+    const message = describe(error);
+    await CancellationScope.nonCancellable(() => store.persistFailure({ ...identity, turnsDone: turns.length, error: message }));
+    state.phase = 'failed';
+    upsertSearchAttributes([{ key: STATUS, value: 'failed' }]);
+    if (isCancellation(error)) throw error;
+    throw ApplicationFailure.nonRetryable(`trajectory ${request.trajectoryId} failed at turn ${state.turn}: ${message}`, 'TrajectoryFailed', { turns });
+  }
+}
+
+function validOptions(request: TrajectoryRequest) {
+  try {
+    return resolveRolloutOptions(request.options);
+  } catch (error) {
+    // A plain Error would fail the workflow task and be retried forever; bad input fails the workflow once.
+    throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidRolloutOptions');
+  }
+}
+
+function reportProgress(turns: TurnRecord[], total: number): void {
+  const last = turns[turns.length - 1]!;
+  const successes = turns.filter((t) => t.success).length;
+  upsertSearchAttributes([{ key: TURN, value: last.turn }, { key: SUCCESSES, value: successes }, { key: POLICY_VERSION, value: last.versionEnd }]);
+  setCurrentDetails(`turn ${last.turn + 1}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${last.versionEnd}`);
+}
+
+function sumOutput(turns: TurnRecord[]): number {
+  return turns.reduce((sum, t) => sum + t.outputLen, 0);
+}
+
+function describe(error: unknown): string {
+  const causes: string[] = [];
+  for (let e = error as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) causes.push(e.message ?? String(e));
+  return causes.filter(Boolean).join(': ');
+}
