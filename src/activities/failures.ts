@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../policy/policy-errors.js';
 import { ContextMismatch } from '../store/turn-store.js';
 import { DatabaseUnavailable } from '../store/database.js';
+import { ChatTemplateError } from '../tokens/conversation-tokens.js';
 
 /** Failure types the workflow and operators can branch on. */
 export const FailureType = {
@@ -19,6 +20,7 @@ export const FailureType = {
 export function classifyFailure(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
   if (error instanceof PolicyRejectedRequest) return ApplicationFailure.nonRetryable(error.message, FailureType.PolicyRejectedRequest);
+  if (error instanceof ChatTemplateError) return ApplicationFailure.nonRetryable(error.message, 'ChatTemplateError');
   if (error instanceof ContextMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.ContextMismatch);
   if (error instanceof PolicyUnavailable) return ApplicationFailure.retryable(error.message, FailureType.PolicyUnavailable);
   if (error instanceof PolicyProtocolError) return ApplicationFailure.retryable(error.message, FailureType.PolicyProtocolError);

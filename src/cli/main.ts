@@ -6,6 +6,9 @@ import { exportCommand, monitorCommand } from './export-command.js';
 import { runCommand } from './run-command.js';
 import { simPolicyCommand } from './sim-policy-command.js';
 import { workerCommand } from './worker-command.js';
+import { installTemporalLogging } from '../logging.js';
+
+installTemporalLogging();
 
 const program = new Command('ratchet')
   .description('durable multi-turn math RL rollouts on Temporal')

@@ -13,35 +13,33 @@ export interface FeedbackTokens {
 
 /**
  * Tokens to append after a turn's output: what the chat template puts after an assistant message, then the
- * feedback as a user turn and the next generation prompt. They come from the template's own rendering (the
- * difference between a conversation with and without the feedback turn), never from re-rendering history,
- * because templates such as Qwen3's rewrite earlier assistant turns (dropping `<think>` blocks).
+ * feedback as a user turn and the next generation prompt. They are cut from the template's own rendering of
+ * a conversation in which the assistant turn is followed by the feedback, never from re-rendering history:
+ * templates such as Qwen3's render the same assistant turn differently depending on what follows it.
  * A turn cut off by the length limit has no EOS, so the end-of-turn token is added first.
  */
 export function feedbackTokens(tokenizer: ModelTokenizer, success: boolean, outputHadEos: boolean): FeedbackTokens {
-  const text = (outputHadEos ? '' : tokenizer.eosToken) + afterEos(tokenizer) + userTurnSuffix(tokenizer, feedbackText(success));
+  const tail = afterAssistant(tokenizer, feedbackText(success));
+  const text = outputHadEos ? tail.slice(tokenizer.eosToken.length) : tail;
   return { ids: tokenizer.encode(text), text };
+}
+
+export class ChatTemplateError extends Error {
+  override readonly name = 'ChatTemplateError';
 }
 
 const SENTINEL = '\u2063RATCHET-ANSWER\u2063';
 
-/** What the template writes after an assistant message's EOS (Qwen3: "\n"). */
-function afterEos(tokenizer: ModelTokenizer): string {
-  const rendered = tokenizer.renderChat([{ role: 'user', content: 'q' }, { role: 'assistant', content: SENTINEL }], false);
-  const tail = rendered.slice(rendered.lastIndexOf(SENTINEL) + SENTINEL.length);
+/** Everything the template renders after an assistant message's content when a user turn follows it. */
+function afterAssistant(tokenizer: ModelTokenizer, userMessage: string): string {
+  const rendered = tokenizer.renderChat([
+    { role: 'user', content: 'q' }, { role: 'assistant', content: SENTINEL }, { role: 'user', content: userMessage },
+  ], true);
+  const at = rendered.indexOf(SENTINEL);
+  if (at < 0) throw new ChatTemplateError(`chat template of ${tokenizer.directory} does not render assistant content verbatim`);
+  const tail = rendered.slice(at + SENTINEL.length);
   if (!tail.startsWith(tokenizer.eosToken)) {
-    throw new Error(`chat template of ${tokenizer.directory} does not end an assistant turn with ${tokenizer.eosToken}`);
+    throw new ChatTemplateError(`chat template of ${tokenizer.directory} does not end an assistant turn with ${tokenizer.eosToken}`);
   }
-  return tail.slice(tokenizer.eosToken.length);
-}
-
-/** The user turn plus generation prompt that the template appends after a finished assistant turn. */
-function userTurnSuffix(tokenizer: ModelTokenizer, feedback: string): string {
-  const history = [{ role: 'user', content: 'q' }, { role: 'assistant', content: SENTINEL }] as const;
-  const before = tokenizer.renderChat(history, false);
-  const after = tokenizer.renderChat([...history, { role: 'user', content: feedback }], true);
-  if (!after.startsWith(before)) {
-    throw new Error(`chat template of ${tokenizer.directory} rewrites history when a user turn is added`);
-  }
-  return after.slice(before.length);
+  return tail;
 }

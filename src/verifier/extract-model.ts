@@ -1,0 +1,120 @@
+import { matchBrace } from './latex-groups.js';
+
+/** Longest box content we look at; a longer "answer" is not an answer. */
+const MAX_BOX_CHARS = 20_000;
+/** How many `\boxed` openings we try from the end before giving up (unbalanced-brace spam). */
+const MAX_BOX_TRIES = 64;
+
+interface Span {
+  start: number;
+  end: number;
+  content: string;
+}
+
+/**
+ * The final answer in a model output, or null when it states none.
+ * Looks for, in order of trust: the last `\boxed{}` / `\fbox{}` (adjacent final boxes are
+ * joined into a list, see POLICIES.md), an answer statement written after it ("final answer
+ * is …", "the answer is …", "Answer: …"), and GSM8K's `#### n`. A bare last number does not
+ * count (AReaL's `use_last_number=False` for model outputs).
+ */
+export function extractModelAnswer(text: string): string | null {
+  const boxes = finalBoxes(text);
+  const statement = lastStatement(text);
+  if (boxes.length > 0) {
+    const lastBox = boxes[boxes.length - 1]!;
+    // "\boxed{200} … \boxed{255} … The final answer is $10,455$": the later statement wins,
+    // but only when it looks like math, so "the answer is correct" cannot override a box.
+    if (statement && statement.start > lastBox.end && looksLikeMath(statement.content)) return statement.content;
+    return boxes.map((b) => b.content.trim()).join(', ');
+  }
+  if (statement && statement.content !== '') return statement.content;
+  return gsm8kAnswer(text);
+}
+
+/** The last box, plus the boxes right before it separated only by "and", commas or spacing. */
+export function finalBoxes(text: string): Span[] {
+  const starts: number[] = [];
+  const re = /\\(?:boxed|fbox)\s*\{/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) starts.push(m.index);
+  const found: Span[] = [];
+  let tries = 0;
+  for (let k = starts.length - 1; k >= 0 && tries < MAX_BOX_TRIES; k--, tries++) {
+    const start = starts[k]!;
+    const open = text.indexOf('{', start);
+    const close = matchBrace(text, open, MAX_BOX_CHARS);
+    if (close < 0) continue;
+    const span = { start, end: close, content: text.slice(open + 1, close) };
+    const later = found[0];
+    if (later && span.end > later.start) {
+      found[0] = span; // a box inside a box: keep the outer one
+      continue;
+    }
+    if (later && !isBoxSeparator(text.slice(span.end + 1, later.start))) break;
+    found.unshift(span);
+  }
+  if (found.length === 0) {
+    const bare = /\\boxed\s+([^\s${}\\]+)/g;
+    let last: RegExpExecArray | null = null;
+    for (let m = bare.exec(text); m; m = bare.exec(text)) last = m;
+    if (last) found.push({ start: last.index, end: last.index + last[0].length, content: last[1]! });
+  }
+  return found;
+}
+
+function isBoxSeparator(gap: string): boolean {
+  if (gap.length > 40) return false;
+  const rest = gap
+    .replace(/\\text\{\s*(?:and|or)\s*\}/g, '')
+    .replace(/\\(?:quad|qquad|,|;|!)/g, '')
+    .replace(/\b(?:and|or)\b/g, '')
+    .replace(/[\s,;$&]|\\\\|\\\(|\\\)|\\\[|\\\]/g, '');
+  return rest === '';
+}
+
+const STATEMENT = /(?:final answer\s*(?:is|:)|the answer is|answer\s*:|答案是)[\s:*]*/gi;
+
+/** The text after the last answer statement, cut to its first math span or sentence. */
+function lastStatement(text: string): Span | null {
+  let last: RegExpExecArray | null = null;
+  STATEMENT.lastIndex = 0;
+  for (let m = STATEMENT.exec(text); m; m = STATEMENT.exec(text)) last = m;
+  if (!last) return null;
+  const start = last.index + last[0].length;
+  const content = statementAnswer(text.slice(start, start + 2000));
+  return content === null ? null : { start: last.index, end: start, content };
+}
+
+function statementAnswer(rest: string): string | null {
+  const line = (rest.split('\n')[0] ?? '').trim() || (rest.trim().split('\n')[0] ?? '').trim();
+  const math = leadingMath(line);
+  if (math !== null) return math;
+  let sentence = line.split(/\.\s+(?=[A-Z(])|\s+I hope\b/)[0] ?? '';
+  // "The largest $n$ is 34." names the quantity first; the answer follows the last " is ".
+  const is = sentence.lastIndexOf(' is ');
+  if (is >= 0) sentence = sentence.slice(is + 4);
+  const inner = leadingMath(sentence.trim());
+  return (inner ?? sentence).trim().replace(/[.\s]+$/, '') || null;
+}
+
+/** The content of a `$…$`, `$$…$$`, `\(…\)` or `\[…\]` span that opens the text. */
+function leadingMath(text: string): string | null {
+  for (const [open, close] of [['$$', '$$'], ['$', '$'], ['\\(', '\\)'], ['\\[', '\\]']] as const) {
+    if (!text.startsWith(open)) continue;
+    const end = text.indexOf(close, open.length);
+    if (end > open.length) return text.slice(open.length, end).trim();
+  }
+  return null;
+}
+
+function looksLikeMath(candidate: string): boolean {
+  return /[0-9\\^=]/.test(candidate) || /^[A-E]$/.test(candidate.trim());
+}
+
+/** GSM8K's `#### 72`: the rest of the last such line. */
+export function gsm8kAnswer(text: string): string | null {
+  const at = text.lastIndexOf('####');
+  if (at < 0) return null;
+  const line = text.slice(at + 4).split('\n')[0]!.trim();
+  return line === '' ? null : line;
+}
