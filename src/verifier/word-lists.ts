@@ -5,7 +5,7 @@
  */
 export const UNIT_WORDS: ReadonlySet<string> = new Set(
   (
-    'units unit sq square squared cubic cu inches inch in feet foot ft yards yard yd miles mile mi ' +
+    'units unit sq square squared cubic cu inches inch feet foot ft yards yard yd miles mile mi ' +
     'meters meter metres metre cm mm km centimeters centimeter millimeters millimeter kilometers ' +
     'kilometer kg grams gram gm mg kilograms kilogram pounds pound lbs lb ounces ounce oz tons ton ' +
     'liters liter litres litre ml gallons gallon quarts quart pints pint cups cup seconds second sec ' +

@@ -1,0 +1,81 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type pg from 'pg';
+import { loadDataset, type Problem } from '../../src/datasets/index.js';
+import { SglangClient } from '../../src/policy/sglang-client.js';
+import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
+import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
+import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
+import { startEmbeddedPostgres } from '../../src/stack/embedded-postgres.js';
+import { freePort } from '../../src/stack/free-port.js';
+import { startTemporalDevServer } from '../../src/stack/temporal-dev-server.js';
+import { openDatabase } from '../../src/store/database.js';
+import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
+import { VerifierPool } from '../../src/verifier/index.js';
+import { createCpuWorker } from '../../src/workers/cpu-worker.js';
+import { createGpuWorker } from '../../src/workers/gpu-worker.js';
+import { ensureSearchAttributes } from '../../src/workers/temporal-connection.js';
+
+export const SAMPLE = path.resolve(import.meta.dirname, '../../data/sample.jsonl');
+
+/** A real Temporal dev server and a real Postgres for one test file, plus the simulated policy. */
+export interface TestStack {
+  temporalAddress: string;
+  databaseUrl: string;
+  client: Client;
+  pool: pg.Pool;
+  tokenizer: ModelTokenizer;
+  problems: Problem[];
+  policy: RunningSimulatedPolicy;
+  /** Runs a CPU worker (and, unless told not to, a GPU worker) in this process until the returned stop. */
+  startWorkers(options?: { gpu?: boolean }): Promise<() => Promise<void>>;
+  stop(): Promise<void>;
+}
+
+export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig> = {}): Promise<TestStack> {
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-test-'));
+  await chmod(stateDir, 0o755);
+  const stops: (() => Promise<unknown>)[] = [() => rm(stateDir, { recursive: true, force: true })];
+  const stop = async () => { for (const fn of stops.reverse()) await fn().catch(() => undefined); };
+  try {
+    const [temporalPort, postgresPort] = [await freePort(), await freePort()];
+    const temporal = await startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: temporalPort, headless: true });
+    stops.push(temporal.stop);
+    const postgres = await startEmbeddedPostgres(stateDir, postgresPort);
+    stops.push(postgres.stop);
+    const pool = await openDatabase(postgres.url);
+    stops.push(() => pool.end());
+    const connection = await Connection.connect({ address: temporal.address });
+    stops.push(() => connection.close());
+    await ensureSearchAttributes(connection, 'default');
+    const tokenizer = await loadModelTokenizer();
+    const { problems } = await loadDataset(SAMPLE);
+    const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 1e6, ...policyConfig });
+    stops.push(policy.close);
+    const verifier = new VerifierPool({ size: 1 });
+    stops.push(() => verifier.close());
+
+    const startWorkers = async (options: { gpu?: boolean } = {}) => {
+      const workerConnection = await NativeConnection.connect({ address: temporal.address });
+      const workers: Worker[] = [await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier })];
+      if (options.gpu !== false) {
+        workers.push(await createGpuWorker({ connection: workerConnection, namespace: 'default', pool, policy: new SglangClient(policy.url), slots: 16 }));
+      }
+      const running = workers.map((worker) => worker.run());
+      return async () => {
+        for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+        await Promise.allSettled(running);
+        await workerConnection.close();
+      };
+    };
+    return {
+      temporalAddress: temporal.address, databaseUrl: postgres.url, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { runRollouts } from '../../src/rollout/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import { stateQuery } from '../../src/workflows/trajectory-state.js';
+import { QID, STATUS } from '../../src/workflows/search-attributes.js';
+import { expectSeedInvariants } from './seed-invariants.js';
+import { startTestStack, type TestStack } from './local-stack.js';
+
+let stack: TestStack;
+let stopWorkers: () => Promise<void>;
+
+beforeAll(async () => {
+  stack = await startTestStack({ seed: 11 });
+  stopWorkers = await stack.startWorkers();
+});
+
+afterAll(async () => {
+  await stopWorkers?.();
+  await stack?.stop();
+});
+
+async function exported(prefix: string): Promise<ExportedTrajectory[]> {
+  const rows: ExportedTrajectory[] = [];
+  for await (const row of readTrajectories(stack.pool, { includeFailed: true })) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
+  return rows;
+}
+
+describe('trajectories end to end on a real Temporal server and Postgres', () => {
+  it('runs 12 seed-default trajectories whose exported rows satisfy the seed invariants', async () => {
+    const requests = trajectoryRequests('e2e', stack.problems.slice(0, 6), 2, {});
+    const results = await runRollouts(stack.client, requests);
+    expect(results.map((r) => r.status)).toEqual(Array(12).fill('completed'));
+    expect(results.every((r) => r.turns.length === 5)).toBe(true);
+
+    const rows = await exported('e2e/');
+    expect(rows).toHaveLength(12);
+    for (const row of rows) expectSeedInvariants(row, stack.tokenizer);
+    // Both right and wrong answers occurred, so both feedback blocks were exercised.
+    expect(new Set(rows.flatMap((row) => row.successes)).size).toBe(2);
+
+    const monitor = [];
+    for await (const record of readMonitorRecords(stack.pool)) if (record.trajectory_id.startsWith('e2e/')) monitor.push(record);
+    expect(monitor).toHaveLength(60);
+    for (const row of rows) {
+      const records = monitor.filter((m) => m.trajectory_id === row.trajectory_id);
+      expect(records.map((m) => m.success)).toEqual(row.successes);
+      expect(records.map((m) => m.prompt_len)).toEqual(row.prompt_lens);
+      expect(records.map((m) => m.answer_len)).toEqual(row.seqlens.map((l, t) => l - row.prompt_lens[t]!));
+    }
+    const texts = await stack.pool.query("SELECT count(*)::int AS n, count(*) FILTER (WHERE verdict IN ('correct','wrong'))::int AS judged FROM turn_texts WHERE trajectory_id LIKE 'e2e/%'");
+    expect(texts.rows[0]).toEqual({ n: 60, judged: 60 });
+    const leftovers = await stack.pool.query("SELECT count(*)::int AS n FROM turn_outputs WHERE trajectory_id LIKE 'e2e/%'");
+    expect(leftovers.rows[0].n).toBe(0);
+  });
+
+  it('stops at the first correct turn with early stop and packs one concatenated sequence', async () => {
+    const results = await runRollouts(stack.client, trajectoryRequests('concat', stack.problems.slice(6, 10), 1, { earlyStop: true, layout: 'concat', discount: 0.9, turns: 4 }));
+    const rows = await exported('concat/');
+    expect(rows).toHaveLength(4);
+    for (const [i, row] of rows.entries()) {
+      const result = results.find((r) => r.trajectoryId === row.trajectory_id)!;
+      const firstCorrect = row.successes.indexOf(true);
+      expect(row.successes.length).toBe(firstCorrect >= 0 ? firstCorrect + 1 : 4);
+      expect(row.seqlens).toHaveLength(1);
+      expect(row.packed_input_ids).toHaveLength(row.seqlens[0]!);
+      expect(row.packed_logprobs).toHaveLength(row.seqlens[0]! - 1);
+      const generated = row.prompt_mask.filter((m) => !m).length;
+      expect(generated).toBe(result.turns.reduce((sum, t) => sum + t.outputLen, 0));
+      // Logprob entry i belongs to token i+1: non-zero only where token i+1 was generated.
+      row.packed_logprobs.forEach((lp, j) => { if (row.prompt_mask[j + 1]) expect(lp).toBe(0); });
+      expect(row.rewards[0]).toBeCloseTo(row.raw_rewards.reduceRight((acc, r) => r + 0.9 * acc, 0), 9);
+      expect(i).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('answers a duplicate submission with the same workflow and stores one result', async () => {
+    const [request] = trajectoryRequests('dup', stack.problems.slice(0, 1), 1, { turns: 2 });
+    const first = await submitTrajectory(stack.client, request!);
+    const second = await submitTrajectory(stack.client, request!);
+    expect(second.handle.workflowId).toBe(first.handle.workflowId);
+    await first.handle.result();
+    const afterCompletion = await submitTrajectory(stack.client, request!);
+    expect(afterCompletion.duplicate).toBe(true);
+    expect((await afterCompletion.handle.describe()).runId).toBe((await first.handle.describe()).runId);
+    const { rows } = await stack.pool.query("SELECT count(*)::int AS n FROM trajectories WHERE trajectory_id LIKE 'dup/%'");
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('exposes live state through a query and typed search attributes', async () => {
+    const [request] = trajectoryRequests('inspect', stack.problems.slice(2, 3), 1, { turns: 3 });
+    const { handle } = await submitTrajectory(stack.client, request!);
+    const result = await handle.result();
+    const state = await handle.query(stateQuery);
+    expect(state).toMatchObject({ phase: 'completed', turn: 2, turns: 3 });
+    expect(state.verdicts).toEqual(result.turns.map((t) => t.verdict));
+    expect(state.lastAnswerTail).toContain('\\boxed{');
+    const description = await handle.describe();
+    expect(description.typedSearchAttributes.get(QID)).toBe(request!.qid);
+    expect(description.typedSearchAttributes.get(STATUS)).toBe('completed');
+    expect(await description.staticSummary()).toContain(request!.qid);
+  });
+
+  it('fails a trajectory whose server rejects the request, recording the failure instead of a reward', async () => {
+    const [request] = trajectoryRequests('rejected', stack.problems.slice(3, 4), 1, { turns: 2, maxNewTokens: 200_000 });
+    const { handle } = await submitTrajectory(stack.client, request!);
+    const error = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect((error as WorkflowFailedError).cause?.message).toMatch(/rejected the request \(HTTP 400\)/);
+    const [row] = await exported('rejected/');
+    expect(row).toMatchObject({ status: 'failed', rewards: [] });
+    expect(row!.error).toMatch(/PolicyRejectedRequest|HTTP 400/);
+  });
+});
