@@ -56,7 +56,7 @@ function splitItems(inner: string, level: number): Shape[] {
   const items: Shape[] = [];
   for (const part of parts) {
     const expanded = expandPlusMinus(part);
-    for (const e of expanded) items.push(expanded.length > 1 || commas.length > 0 ? parseShape(e, level + 1) : { kind: 'expr', latex: e });
+    for (const e of expanded) items.push(parseShape(e, level + 1));
   }
   return items;
 }
