@@ -4,6 +4,7 @@ import { demoCommand } from './demo-command.js';
 import { devCommand } from './dev-command.js';
 import { exportCommand, monitorCommand } from './export-command.js';
 import { runCommand } from './run-command.js';
+import { setupCommand } from './setup-command.js';
 import { simPolicyCommand } from './sim-policy-command.js';
 import { workerCommand } from './worker-command.js';
 import { installTemporalLogging } from '../logging.js';
@@ -18,7 +19,14 @@ const program = new Command('ratchet')
   .addCommand(monitorCommand())
   .addCommand(devCommand())
   .addCommand(workerCommand())
-  .addCommand(simPolicyCommand());
+  .addCommand(simPolicyCommand())
+  .addCommand(setupCommand());
+
+// A closed pipe (`ratchet export | head`) is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 program.parseAsync().catch((error: Error) => {
   process.stderr.write(`ratchet: ${error.message}\n`);
