@@ -14,6 +14,7 @@ export function installTemporalLogging(level: string = process.env.LOG_LEVEL ?? 
   const temporalLevel = TEMPORAL_LEVELS[level === 'info' ? 'warn' : level] ?? 'WARN';
   Runtime.install({
     logger: new DefaultLogger(temporalLevel, (entry) => {
+      if (entry.message.startsWith('No workflows registered')) return; // the GPU worker is activity-only by design
       const method = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';
       log[method]({ ...entry.meta, component: 'temporal' }, entry.message);
     }),

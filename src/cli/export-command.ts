@@ -52,7 +52,8 @@ async function writeLines(rows: AsyncIterable<object>, file?: string): Promise<n
   const out: Writable = file ? createWriteStream(file) : process.stdout;
   let count = 0;
   for await (const row of rows) {
-    if (!out.write(`${JSON.stringify(row)}\n`)) await once(out, 'drain');
+    if (out.destroyed) break; // the reader went away (EPIPE)
+    if (!out.write(`${JSON.stringify(row)}\n`)) await Promise.race([once(out, 'drain'), once(out, 'close')]).catch(() => undefined);
     count += 1;
   }
   if (file) await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));

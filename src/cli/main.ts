@@ -22,10 +22,10 @@ const program = new Command('ratchet')
   .addCommand(simPolicyCommand())
   .addCommand(setupCommand());
 
-// A closed pipe (`ratchet export | head`) is the reader's choice, not an error.
+// A closed pipe (`ratchet export | head`) is the reader's choice, not an error: writers see stdout destroyed
+// and stop, so the embedded Postgres is still shut down properly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(0);
-  throw error;
+  if (error.code !== 'EPIPE') throw error;
 });
 
 program.parseAsync().catch((error: Error) => {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { isListening } from './free-port.js';
 import { stopProcess } from './temporal-dev-server.js';
 
 export interface EmbeddedPostgres {
@@ -25,8 +26,9 @@ const DATABASE = 'ratchet';
  */
 export async function startEmbeddedPostgres(stateDir: string, port: number): Promise<EmbeddedPostgres> {
   const owner = process.getuid?.() === 0 ? await postgresSystemUser() : undefined;
-  const binaries = await locateBinaries(owner !== undefined);
   const dataDir = await dataDirectory(stateDir, owner);
+  if (await isListening(port)) return reuseRunning(dataDir, port);
+  const binaries = await locateBinaries(owner !== undefined);
   if (!(await exists(path.join(dataDir, 'PG_VERSION')))) await initialise(binaries.initdb, dataDir, owner);
 
   const child = spawn(binaries.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
@@ -36,6 +38,25 @@ export async function startEmbeddedPostgres(stateDir: string, port: number): Pro
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`;
   await ensureDatabase(port);
   return { url, dataDir, stop: () => stopProcess(child, 15_000) };
+}
+
+/** Another process of this project (`ratchet dev`, say) already runs this data directory: share it. */
+async function reuseRunning(dataDir: string, port: number): Promise<EmbeddedPostgres> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: USER, password: PASSWORD, database: 'postgres', connectionTimeoutMillis: 5_000 });
+  let runningDir: string | undefined;
+  try {
+    await client.connect();
+    runningDir = (await client.query<{ data_directory: string }>('SHOW data_directory')).rows[0]?.data_directory;
+  } catch {
+    // not ours: wrong credentials, or not Postgres at all
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  if (runningDir !== dataDir) {
+    throw new Error(`port ${port} is taken by ${runningDir ? `a Postgres serving ${runningDir}` : 'another server'}, not this project's embedded Postgres (${dataDir}); set RATCHET_POSTGRES_PORT to a free port or DATABASE_URL to use a server you run`);
+  }
+  await ensureDatabase(port);
+  return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`, dataDir, stop: async () => undefined };
 }
 
 async function locateBinaries(asOtherUser: boolean): Promise<{ initdb: string; postgres: string }> {

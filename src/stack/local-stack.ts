@@ -16,7 +16,7 @@ export interface Stack {
 
 /**
  * Uses TEMPORAL_ADDRESS and DATABASE_URL when set; otherwise starts `temporal server start-dev` (SQLite file in
- * the state folder, UI on its port) and a project-local Postgres. A part already listening on its embedded
+ * the state folder, UI on its port) and a project-local Postgres. A part already running on its embedded
  * port (another `ratchet dev`, say) is reused rather than started twice.
  */
 export async function startStack(config: RatchetConfig, options: { temporal?: boolean; headless?: boolean } = {}): Promise<Stack> {
@@ -26,14 +26,9 @@ export async function startStack(config: RatchetConfig, options: { temporal?: bo
     let databaseUrl = config.databaseUrl;
     const embeddedPostgres = !databaseUrl;
     if (!databaseUrl) {
-      const port = config.ports.postgres;
-      if (await isListening(port)) {
-        databaseUrl = `postgres://ratchet:ratchet@127.0.0.1:${port}/ratchet`;
-      } else {
-        const postgres = await startEmbeddedPostgres(config.stateDir, port);
-        stops.push(postgres.stop);
-        databaseUrl = postgres.url;
-      }
+      const postgres = await startEmbeddedPostgres(config.stateDir, config.ports.postgres);
+      stops.push(postgres.stop);
+      databaseUrl = postgres.url;
     }
     let temporalAddress = config.temporal.address ?? `127.0.0.1:${config.ports.temporal}`;
     let temporalUiUrl: string | undefined = config.temporal.address ? undefined : `http://127.0.0.1:${config.ports.temporalUi}`;

@@ -138,10 +138,7 @@ function symbolValue(name: string, env: ReadonlyMap<string, Complex>): Complex {
   const bound = env.get(name);
   if (bound) return bound;
   const constant = CONSTANTS[name] ?? INFINITIES[name];
-  if (constant) {
-    if (name in INFINITIES) throw new Unevaluable('infinite arithmetic');
-    return constant;
-  }
+  if (constant) return constant; // an infinity survives only unwrapped or negated: guard() stops it elsewhere
   throw new Unevaluable(`unbound symbol ${name}`);
 }
 
@@ -173,7 +170,7 @@ function bigOperator(head: string, args: readonly MathJson[], env: ReadonlyMap<s
   const index = limits[1] as string;
   const lo = walk(limits[2] as MathJson, env, state, depth + 1);
   const hi = walk(limits[3] as MathJson, env, state, depth + 1);
-  if (!Number.isInteger(lo.re) || !Number.isInteger(hi.re) || hi.re - lo.re > MAX_TERMS) throw new Unevaluable('too many terms');
+  if (!Number.isInteger(lo.re) || !Number.isInteger(hi.re) || hi.re - lo.re > MAX_TERMS) throw new Unevaluable('too many terms', true);
   let acc = C.complex(head === 'Sum' ? 0 : 1);
   const inner = new Map(env);
   for (let k = lo.re; k <= hi.re; k++) {
