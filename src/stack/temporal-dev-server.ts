@@ -24,12 +24,16 @@ export interface TemporalDevServerOptions {
 
 const SEARCH_ATTRIBUTE_FLAGS = RATCHET_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`]);
 
+// WAL with synchronous=NORMAL: a crash can lose the last transactions of a dev server, never corrupt it,
+// and every workflow and activity task costs far fewer fsyncs.
+const SQLITE_PRAGMAS = ['--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal'];
+
 /** Starts `temporal server start-dev` on 127.0.0.1 with Ratchet's search attributes registered. */
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const cli = await findTemporalCli(options.stateDir);
   if (!cli) return startWithSdkDownload(options);
   const uiPort = options.uiPort ?? options.port + 1000;
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error', ...SEARCH_ATTRIBUTE_FLAGS];
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error', ...SEARCH_ATTRIBUTE_FLAGS, ...SQLITE_PRAGMAS];
   if (options.dbFile) {
     await mkdir(path.dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);

@@ -4,7 +4,8 @@ export interface Complex {
   im: number;
 }
 
-export const complex = (re: number, im = 0): Complex => ({ re, im });
+// -0 would flip the branch of log and sqrt: sqrt(-1) must be i, not -i.
+export const complex = (re: number, im = 0): Complex => ({ re: re === 0 ? 0 : re, im: im === 0 ? 0 : im });
 export const isReal = (z: Complex): boolean => z.im === 0;
 export const magnitude = (z: Complex): number => Math.hypot(z.re, z.im);
 export const isFiniteComplex = (z: Complex): boolean => Number.isFinite(z.re) && Number.isFinite(z.im);
@@ -37,12 +38,23 @@ export function log(a: Complex): Complex {
 export function pow(a: Complex, b: Complex): Complex {
   if (a.im === 0 && b.im === 0 && (a.re >= 0 || Number.isInteger(b.re))) return complex(Math.pow(a.re, b.re));
   if (a.re === 0 && a.im === 0) return complex(0);
+  const odd = a.im === 0 && b.im === 0 ? oddDenominator(b.re) : null;
+  // Real-root convention for a negative base: x^{2/3} = (∛x)², as \sqrt[3]{x}^2 reads.
+  if (odd !== null) return complex((odd.numerator % 2 === 0 ? 1 : -1) * Math.pow(-a.re, b.re));
   if (b.im === 0 && Number.isInteger(b.re) && Math.abs(b.re) <= 64) {
     let result = complex(1);
     for (let k = 0; k < Math.abs(b.re); k++) result = mul(result, a);
     return b.re < 0 ? div(complex(1), result) : result;
   }
   return exp(mul(b, log(a)));
+}
+
+function oddDenominator(exponent: number): { numerator: number } | null {
+  for (const q of [3, 5, 7, 9]) {
+    const p = Math.round(exponent * q);
+    if (Math.abs(exponent * q - p) < 1e-12) return { numerator: Math.abs(p) };
+  }
+  return null;
 }
 
 /** The n-th root, real for a negative radicand and odd n (`\sqrt[3]{-8} = -2`). */

@@ -19,17 +19,19 @@ interface Span {
  * count (AReaL's `use_last_number=False` for model outputs).
  */
 export function extractModelAnswer(text: string): string | null {
+  const candidates: Array<{ at: number; content: string; trusted: boolean }> = [];
   const boxes = finalBoxes(text);
+  if (boxes.length > 0) candidates.push({ at: boxes[boxes.length - 1]!.start, content: boxes.map((b) => b.content.trim()).join(', '), trusted: true });
   const statement = lastStatement(text);
-  if (boxes.length > 0) {
-    const lastBox = boxes[boxes.length - 1]!;
-    // "\boxed{200} … \boxed{255} … The final answer is $10,455$": the later statement wins,
-    // but only when it looks like math, so "the answer is correct" cannot override a box.
-    if (statement && statement.start > lastBox.end && looksLikeMath(statement.content)) return statement.content;
-    return boxes.map((b) => b.content.trim()).join(', ');
-  }
-  if (statement && statement.content !== '') return statement.content;
-  return gsm8kAnswer(text);
+  // "\boxed{5}. The answer is correct" must not override the box: a statement counts only when it looks like math.
+  if (statement && statement.content !== '') candidates.push({ at: statement.start, content: statement.content, trusted: looksLikeMath(statement.content) });
+  const hashes = text.lastIndexOf('####');
+  const gsm8k = gsm8kAnswer(text);
+  if (gsm8k !== null) candidates.push({ at: hashes, content: gsm8k, trusted: true });
+  // The answer stated last wins: "\boxed{200} … \boxed{255} … The final answer is $10,455$".
+  const trusted = candidates.filter((c) => c.trusted).sort((a, b) => b.at - a.at)[0];
+  const chosen = trusted ?? candidates[0];
+  return chosen ? chosen.content.replace(/<<[^<>]*>>/g, '').trim() || null : null;
 }
 
 /** The last box, plus the boxes right before it separated only by "and", commas or spacing. */

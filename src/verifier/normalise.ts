@@ -31,14 +31,15 @@ const UNICODE: ReadonlyArray<[RegExp, string]> = [
 const PRESENTATION: ReadonlyArray<[RegExp, string]> = [
   [/\\\$/g, ''],
   [/\$/g, ''],
-  [/\\[()[\]](?![a-zA-Z])/g, ''],
+  [/(?<!\\)\\[()[\]](?![a-zA-Z])/g, ''],
   [/\\(?:left|right)\s*\.(?![0-9])/g, ''],
   [/\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![a-zA-Z])/g, ''],
   [/\\[dtc]frac(?![a-zA-Z])/g, '\\frac'],
   [/\\[dt]binom(?![a-zA-Z])/g, '\\binom'],
   [/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])/g, ''],
-  [/\\!/g, ''],
-  [/\\(?:,|:|;|>|\s|quad|qquad|enspace|thinspace)(?![a-zA-Z])/g, ' '],
+  [/,\\!\s*(?=\d{3})/g, ','],
+  [/(?<!\\)\\!/g, ''],
+  [/(?<!\\)\\(?:,|:|;|>|\s|quad|qquad|enspace|thinspace)(?![a-zA-Z])/g, ' '],
   [/~/g, ' '],
   [/\{,\}/g, ','],
   [/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|°/g, ''],
@@ -61,7 +62,7 @@ export function normaliseAnswer(raw: string): NormalisedAnswer {
   for (const [re, to] of UNICODE) s = s.replace(re, to);
   s = unwrapBoxes(s);
   for (const [re, to] of PRESENTATION) s = s.replace(re, to);
-  s = rewriteTextCommands(s);
+  s = rewriteTextCommands(s).replace(/(\S)\s+and\s+(?=\S)/g, '$1, ');
   const percent = /\\?%|\bpercent|\bpct\b|\bper\s*cent\b/i.test(s);
   if (percent) s = s.replace(PERCENT, '');
   s = trimPunctuation(s.replace(/\s+/g, ' ').trim());
@@ -98,7 +99,7 @@ function trimPunctuation(s: string): string {
   let out = s;
   for (let guard = 0; guard < 8; guard++) {
     const before = out;
-    out = out.replace(/^[:=\s]+/, '').replace(/(?:\\\\|[\s,;:!?])+$/, '');
+    out = out.replace(/^[:=\s]+/, '').replace(/(?:\\\\|[\s,;:?])+$/, '');
     if (/[^.]\.$/.test(out) && !/\\[a-z]*dots$/.test(out)) out = out.slice(0, -1);
     out = out.trim();
     if (out === before) break;

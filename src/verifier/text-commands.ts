@@ -46,14 +46,12 @@ export function isUnitPhrase(phrase: string): boolean {
   return words.every((w) => UNIT_WORDS.has(w) || /^[a-z]$/.test(w) || w === 'per' || w === 'of');
 }
 
-/** Drops unit words trailing a value written outside \text ("125 miles", "15 square feet"). */
+/** Drops unit words trailing a value written outside \\text ("125 miles", "15 square feet"). */
 export function dropTrailingUnitWords(text: string): string {
   let s = text;
   for (let i = 0; i < 4; i++) {
-    const m = /^(.*[\d}).])\s*([a-zA-Z]+(?:\^\{?\d\}?)?)\s*\.?$/.exec(s);
-    if (!m || m[2]!.length < 2) break;
-    const word = m[2]!.replace(/\^\{?\d\}?$/, '').toLowerCase();
-    if (!UNIT_WORDS.has(word)) break;
+    const m = /^(.*\S)\s+([a-zA-Z]+)(?:\^\{?\d\}?)?\.?$/.exec(s);
+    if (!m || !/\d/.test(m[1]!) || !UNIT_WORDS.has(m[2]!.toLowerCase())) break;
     s = m[1]!.trim();
   }
   return s;

@@ -113,3 +113,32 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
     expect(row!.error).toMatch(/PolicyRejectedRequest|HTTP 400/);
   });
 });
+
+describe('inference faults injected by the simulated policy', () => {
+  it('retries 5xx answers and dropped connections until every trajectory completes', async () => {
+    stack.policy.setFaults({ errorRate: 0.25, dropRate: 0.15 });
+    try {
+      const results = await runRollouts(stack.client, trajectoryRequests('flaky', stack.problems.slice(10, 16), 1, { turns: 3 }));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill('completed'));
+      expect((stack.policy.stats().faults.error ?? 0) + (stack.policy.stats().faults.drop ?? 0)).toBeGreaterThan(0);
+      for (const row of await exported('flaky/')) expectSeedInvariants(row, stack.tokenizer);
+    } finally {
+      stack.policy.setFaults({ errorRate: 0, dropRate: 0 });
+    }
+  });
+
+  it('abandons a hung request at the attempt timeout and finishes on the retry', async () => {
+    stack.policy.setFaults({ hangRate: 1 });
+    const [request] = trajectoryRequests('hung', stack.problems.slice(16, 17), 1, { turns: 1 });
+    const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateStartToCloseSeconds: 2, generateHeartbeatSeconds: 1 } });
+    const hangsBefore = stack.policy.stats().faults.hang ?? 0;
+    while ((stack.policy.stats().faults.hang ?? 0) === hangsBefore) await new Promise((resolve) => setTimeout(resolve, 50));
+    stack.policy.setFaults({ hangRate: 0 });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    const history = await handle.fetchHistory();
+    const timedOut = (history.events ?? []).filter((event) => event.activityTaskTimedOutEventAttributes);
+    const attempts = (history.events ?? []).flatMap((event) => event.activityTaskStartedEventAttributes?.attempt ?? []);
+    expect(timedOut.length + Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,101 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { VerdictStatus } from './types.js';
+
+/** One labelled check: the verdict a correct verifier gives. */
+export interface LabelledCase {
+  set: string;
+  category: string;
+  gold: string | string[];
+  pred: string;
+  expected: Extract<VerdictStatus, 'correct' | 'wrong' | 'no_answer'>;
+}
+
+/** The project's own labelled cases, shared with the tests. */
+export const LABELLED_CASES_URL = new URL('../../test/verifier/labelled-cases.jsonl', import.meta.url);
+
+function readJsonLines(path: string): Record<string, unknown>[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+export function loadLabelledCases(): LabelledCase[] {
+  return readJsonLines(fileURLToPath(LABELLED_CASES_URL)).map((row) => ({
+    set: 'labelled',
+    category: String(row.category),
+    gold: row.gold as string | string[],
+    pred: String(row.pred),
+    expected: row.expected as LabelledCase['expected'],
+  }));
+}
+
+/**
+ * MATH-500: every gold answer against its own reference solution (must be equal), and against
+ * the next problem's solution (must differ unless the two gold answers are the same string).
+ */
+export function loadMath500(dataDir: string): LabelledCase[] {
+  const path = join(dataDir, 'math500.jsonl');
+  if (!existsSync(path)) return [];
+  const rows = readJsonLines(path);
+  return rows.flatMap((row, k) => {
+    const next = rows[(k + 1) % rows.length]!;
+    const category = String(row.subject ?? 'math');
+    return [
+      { set: 'math500-own', category, gold: String(row.answer), pred: String(row.solution), expected: 'correct' as const },
+      {
+        set: 'math500-other',
+        category,
+        gold: String(row.answer),
+        pred: String(next.solution),
+        expected: sameWriting(String(row.answer), String(next.answer)) ? ('correct' as const) : ('wrong' as const),
+      },
+    ];
+  });
+}
+
+// Deliberately cruder than the verifier: two gold answers written alike (`5` and `x = 5`).
+function sameWriting(a: string, b: string): boolean {
+  const plain = (s: string): string => s.replace(/\\text\{([^}]*)\}|\$/g, '$1').replace(/^\s*[a-z]\s*=/, '').replace(/\s+/g, '');
+  return plain(a) === plain(b);
+}
+
+/** GSM8K: the `#### n` gold against its worked answer, and against the next row's. */
+export function loadGsm8k(dataDir: string, file: string): LabelledCase[] {
+  const path = join(dataDir, file);
+  if (!existsSync(path)) return [];
+  const rows = readJsonLines(path);
+  const gold = (row: Record<string, unknown>): string => String(row.answer).split('####').pop()!.trim();
+  return rows.flatMap((row, k) => {
+    const next = rows[(k + 1) % rows.length]!;
+    return [
+      { set: `${file.replace('.jsonl', '')}-own`, category: 'gsm8k', gold: gold(row), pred: String(row.answer), expected: 'correct' as const },
+      {
+        set: `${file.replace('.jsonl', '')}-other`,
+        category: 'gsm8k',
+        gold: gold(row),
+        pred: String(next.answer),
+        expected: gold(row).replace(/,/g, '') === gold(next).replace(/,/g, '') ? ('correct' as const) : ('wrong' as const),
+      },
+    ];
+  });
+}
+
+/** Inputs a model could write to hang or crash a verifier; each must come back within budget. */
+export function adversarialCases(): Array<{ name: string; gold: string | string[]; pred: string }> {
+  return [
+    { name: '10^9-term sum', gold: '1', pred: '\\boxed{\\sum_{k=1}^{10^9} k^2}' },
+    { name: 'power tower vs power tower', gold: '2^{2^{2^{2^{2^{2}}}}}', pred: '\\boxed{3^{3^{3^{3^{3^{3}}}}}}' },
+    { name: '100 KB of text', gold: '1', pred: `${'The value is large. '.repeat(5000)}\\boxed{2}` },
+    { name: '100 KB inside a box', gold: '1', pred: `\\boxed{${'1+'.repeat(50_000)}1}` },
+    { name: 'unbalanced braces', gold: '1', pred: `\\boxed{${'{'.repeat(100_000)}` },
+    { name: 'repeated unbalanced boxes', gold: '1', pred: '\\boxed{'.repeat(15_000) },
+    { name: 'deep nesting', gold: '1', pred: `\\boxed{${'('.repeat(1500)}1${')'.repeat(1500)}}` },
+    { name: 'deep fractions', gold: '1', pred: `\\boxed{${'\\frac{1}{1+'.repeat(400)}1${'}'.repeat(400)}}` },
+    { name: 'huge factorial', gold: '1', pred: '\\boxed{(10^{100})!}' },
+    { name: 'huge binomial', gold: '1', pred: '\\boxed{\\binom{10^{12}}{10^{6}}}' },
+    { name: '20,000 gold answers', gold: Array.from({ length: 20_000 }, (_, k) => `x^{${k + 2}} + ${k}`), pred: '\\boxed{x}' },
+  ];
+}
