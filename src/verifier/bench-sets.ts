@@ -43,7 +43,9 @@ export function loadMath500(dataDir: string): LabelledCase[] {
   return rows.flatMap((row, k) => {
     const next = rows[(k + 1) % rows.length]!;
     const category = String(row.subject ?? 'math');
+    const nearMiss = perturbLastDigit(String(row.answer));
     return [
+      ...(nearMiss === null ? [] : [{ set: 'math500-near-miss', category, gold: String(row.answer), pred: `\\boxed{${nearMiss}}`, expected: 'wrong' as const }]),
       { set: 'math500-own', category, gold: String(row.answer), pred: String(row.solution), expected: 'correct' as const },
       {
         set: 'math500-other',
@@ -54,6 +56,16 @@ export function loadMath500(dataDir: string): LabelledCase[] {
       },
     ];
   });
+}
+
+/** The answer with its last digit changed (9 → 8, else +1): a near miss that must be wrong. */
+function perturbLastDigit(written: string): string | null {
+  // A unit's exponent (`\mbox{ cm}^2`) is not part of the value: drop the unit first.
+  const answer = written.replace(/\\(?:mbox|text)\{[^}]*\}(?:\^\{?\d\}?)?/g, '');
+  const m = /\d(?=\D*$)/.exec(answer);
+  if (!m) return null;
+  const digit = Number(m[0]);
+  return `${answer.slice(0, m.index)}${digit === 9 ? 8 : digit + 1}${answer.slice(m.index + 1)}`;
 }
 
 // Deliberately cruder than the verifier: two gold answers written alike (`5` and `x = 5`).

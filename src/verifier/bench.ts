@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { adversarialCases, type LabelledCase, loadGsm8k, loadLabelledCases, loadMath500 } from './bench-sets.js';
 import { checkAnswer } from './check.js';
 import { VerifierPool } from './pool.js';
+import { warmUpSymbolic } from './symbolic.js';
 
 interface SetReport {
   set: string;
@@ -26,6 +27,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const reports = new Map<string, SetReport>();
   const latencies: number[] = [];
   const mistakes: string[] = [];
+  warmUpSymbolic(); // as a pool thread does before its first check
   const started = performance.now();
   for (const c of cases) {
     const t = performance.now();

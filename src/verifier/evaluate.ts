@@ -63,12 +63,24 @@ const UNARY: Record<string, Unary> = {
   Degrees: (z) => C.mul(z, C.complex(Math.PI / 180)),
 };
 
+interface WalkState {
+  steps: number;
+  /** A real-valued operation on real arguments gave a non-real value (√ or log of a negative). */
+  leftReals: boolean;
+}
+
+/** A value, and whether computing it left the real numbers (then the point is outside a real domain). */
+export interface Evaluation {
+  value: Complex;
+  leftReals: boolean;
+}
+
 /** Evaluates MathJSON to a complex number, binding free symbols from `env`. Bounded in steps and depth. */
-export function evaluate(json: MathJson, env: ReadonlyMap<string, Complex>): Complex {
-  const state = { steps: 0 };
+export function evaluate(json: MathJson, env: ReadonlyMap<string, Complex>): Evaluation {
+  const state: WalkState = { steps: 0, leftReals: false };
   const value = walk(json, env, state, 0);
   if (!C.isFiniteComplex(value) && !isInfinityLiteral(json)) throw new Unevaluable('overflow', true);
-  return value;
+  return { value, leftReals: state.leftReals };
 }
 
 function isInfinityLiteral(json: MathJson): boolean {
@@ -76,7 +88,7 @@ function isInfinityLiteral(json: MathJson): boolean {
   return Array.isArray(json) && (json[0] === 'Negate' || json[0] === 'Delimiter') && json.length === 2 && isInfinityLiteral(json[1] as MathJson);
 }
 
-function walk(json: MathJson, env: ReadonlyMap<string, Complex>, state: { steps: number }, depth: number): Complex {
+function walk(json: MathJson, env: ReadonlyMap<string, Complex>, state: WalkState, depth: number): Complex {
   if (++state.steps > MAX_STEPS) throw new Unevaluable('too many steps');
   if (depth > MAX_DEPTH) throw new Unevaluable('too deep');
   if (typeof json === 'number') return C.complex(json);
@@ -95,40 +107,44 @@ function walk(json: MathJson, env: ReadonlyMap<string, Complex>, state: { steps:
     throw new Unevaluable('sequence');
   }
   if (typeof head !== 'string') throw new Unevaluable('applied expression');
+  if (head === 'Sum' || head === 'Product') return guard(bigOperator(head, args, env, state, depth));
+  const values = args.map((_, k) => at(k));
+  const result = apply(head, values);
+  if (result.im !== 0 && head !== 'Complex' && values.every((v) => v.im === 0)) state.leftReals = true;
+  return result;
+}
+
+function apply(head: string, v: readonly Complex[]): Complex {
   const unary = UNARY[head];
-  if (unary && args.length === 1) return guard(unary(at(0)));
+  if (unary && v.length === 1) return guard(unary(v[0]!));
+  const [a = C.complex(Number.NaN), b = C.complex(Number.NaN)] = v;
   switch (head) {
     case 'Add':
-      return guard(args.reduce<Complex>((acc, _, k) => C.add(acc, at(k)), C.complex(0)));
+      return guard(v.reduce(C.add, C.complex(0)));
     case 'Subtract':
-      return guard(args.length === 1 ? C.neg(at(0)) : args.slice(1).reduce<Complex>((acc, _, k) => C.sub(acc, at(k + 1)), at(0)));
+      return guard(v.length === 1 ? C.neg(a) : v.slice(1).reduce(C.sub, a));
     case 'Multiply':
     case 'InvisibleOperator':
-      return guard(args.reduce<Complex>((acc, _, k) => C.mul(acc, at(k)), C.complex(1)));
+      return guard(v.reduce(C.mul, C.complex(1)));
     case 'Divide':
     case 'Rational':
-      return guard(args.length === 2 ? C.div(at(0), at(1)) : at(0));
+      return guard(v.length === 2 ? C.div(a, b) : a);
     case 'Power':
-      return guard(C.pow(at(0), at(1)));
+      return guard(C.pow(a, b));
     case 'Root':
-      return guard(C.root(at(0), at(1).re));
+      return guard(C.root(a, b.re));
     case 'Log':
-      return guard(args.length === 2 ? C.div(C.log(at(0)), C.log(at(1))) : C.div(C.log(at(0)), C.complex(Math.LN10)));
+      return guard(C.div(C.log(a), v.length === 2 ? C.log(b) : C.complex(Math.LN10)));
     case 'Complex':
-      return guard(C.complex(at(0).re, at(1).re));
+      return guard(C.complex(a.re, b.re));
     case 'Factorial':
-      return factorial(at(0));
+      return factorial(a);
     case 'Binomial':
-      return guard(binomial(at(0), at(1)));
+      return guard(binomial(a, b));
     case 'Max':
-    case 'Min': {
-      const values = args.map((_, k) => at(k));
-      if (values.some((v) => v.im !== 0)) throw new Unevaluable('complex extremum');
-      return C.complex((head === 'Max' ? Math.max : Math.min)(...values.map((v) => v.re)));
-    }
-    case 'Sum':
-    case 'Product':
-      return guard(bigOperator(head, args, env, state, depth));
+    case 'Min':
+      if (v.some((z) => z.im !== 0)) throw new Unevaluable('complex extremum');
+      return C.complex((head === 'Max' ? Math.max : Math.min)(...v.map((z) => z.re)));
     default:
       throw new Unevaluable(`unknown head ${head}`);
   }
@@ -164,7 +180,7 @@ function binomial(n: Complex, k: Complex): Complex {
   return C.complex(Math.round(result) === result || !Number.isInteger(n.re) ? result : Math.round(result));
 }
 
-function bigOperator(head: string, args: readonly MathJson[], env: ReadonlyMap<string, Complex>, state: { steps: number }, depth: number): Complex {
+function bigOperator(head: string, args: readonly MathJson[], env: ReadonlyMap<string, Complex>, state: WalkState, depth: number): Complex {
   const [body, limits] = args;
   if (!Array.isArray(limits) || limits.length !== 4 || typeof limits[1] !== 'string') throw new Unevaluable('unbounded big operator');
   const index = limits[1] as string;

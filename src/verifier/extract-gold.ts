@@ -10,13 +10,13 @@ const PROSE_CHARS = 80;
  */
 export function extractGoldAnswers(gold: string | readonly string[]): string[] {
   const list = typeof gold === 'string' ? [gold] : gold;
-  const answers: string[] = [];
+  const answers = new Set<string>();
   for (const item of list) {
     if (typeof item !== 'string') continue;
     const answer = extractOneGold(item);
-    if (answer !== null && !answers.includes(answer)) answers.push(answer);
+    if (answer !== null) answers.add(answer);
   }
-  return answers;
+  return [...answers];
 }
 
 function extractOneGold(gold: string): string | null {

@@ -87,7 +87,8 @@ function lastStatement(text: string): Span | null {
   return content === null ? null : { start: last.index, end: start, content };
 }
 
-function statementAnswer(rest: string): string | null {
+function statementAnswer(text: string): string | null {
+  const rest = text.replace(/\*\*/g, '');
   const line = (rest.split('\n')[0] ?? '').trim() || (rest.trim().split('\n')[0] ?? '').trim();
   const math = leadingMath(line);
   if (math !== null) return math;

@@ -3,15 +3,17 @@ import { type Complex, magnitude, sub } from './complex.js';
 /**
  * Numeric agreement. The tolerances are a policy (POLICIES.md, "Decimal precision"):
  * - two exact values (integers, fractions, radicals, π …): relative 1e-9, i.e. float noise only;
- * - a gold written as a decimal with d places: the prediction must round to it (|Δ| ≤ ½·10^-d)
- *   and lie within 0.1 % of it, so 7.7777… matches 7.78 but 0.46 does not match 0.5;
+ * - a gold written as a decimal with d places is taken as rounded: the prediction must round to
+ *   it (|Δ| ≤ ½·10^-d) and lie within 1 % of it when exact (4/3 matches 1.33, 12/25 does not
+ *   match 0.5), within 0.1 % when itself a decimal (7.7778 matches 7.78, 2.38 does not match 2.4);
  * - a decimal prediction against an exact non-integer gold: relative 1e-6 (about 7 significant
  *   digits, Math-Verify's 6-place rounding); against an integer gold it must be that integer.
  * AReaL's 1e-4 relative tolerance would make 1450100 equal 1450000; none of these does.
  */
 export const EXACT_REL_TOL = 1e-9;
 export const APPROX_REL_TOL = 1e-6;
-export const ROUNDED_GOLD_REL_TOL = 1e-3;
+export const ROUNDED_GOLD_REL_TOL = 1e-2;
+export const ROUNDED_GOLD_DECIMAL_REL_TOL = 1e-3;
 
 /** What the written form of a value says about its precision. */
 export interface Precision {
@@ -33,7 +35,8 @@ export function numbersAgree(gold: Complex, goldPrecision: Precision, pred: Comp
   if (diff <= EXACT_REL_TOL * scale || diff === 0) return true;
   if (goldPrecision.decimals !== null && goldPrecision.decimals > 0) {
     const halfUnit = 0.5 * 10 ** -goldPrecision.decimals;
-    return diff <= halfUnit * (1 + 1e-9) && diff <= ROUNDED_GOLD_REL_TOL * magnitude(gold);
+    const rel = predPrecision.inexact ? ROUNDED_GOLD_DECIMAL_REL_TOL : ROUNDED_GOLD_REL_TOL;
+    return diff <= halfUnit * (1 + 1e-9) && diff <= rel * magnitude(gold);
   }
   if (!goldPrecision.inexact && !predPrecision.inexact) return false;
   const goldIsInteger = gold.im === 0 && Number.isInteger(gold.re) && !goldPrecision.inexact;

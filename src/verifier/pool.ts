@@ -83,7 +83,8 @@ export class VerifierPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(workerUrl(), { resourceLimits: RESOURCE_LIMITS });
+    // The thread runs plain compiled JS: flags of the parent (`--input-type`, loaders) would only break it.
+    const worker = new Worker(workerUrl(), { resourceLimits: RESOURCE_LIMITS, execArgv: [] });
     const slot: Slot = { worker, ready: false, job: null, startedAt: 0, timer: null, retired: false };
     worker.unref();
     worker.on('message', (message: VerifierResponse) => this.onMessage(slot, message));

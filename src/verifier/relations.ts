@@ -110,6 +110,7 @@ function proportional(a: MathJson, b: MathJson, positive: boolean): boolean {
     const x = tryEvaluate(a, env);
     const y = tryEvaluate(b, env);
     if (!('ok' in x) || !('ok' in y)) return false;
+    if (x.leftReals || y.leftReals) continue;
     const [u, v] = [x.ok, y.ok];
     if (u.im !== 0 || v.im !== 0) return false;
     const small = 1e-12 * Math.max(1, magnitude(u), magnitude(v));

@@ -29,6 +29,14 @@ const RELATION_TOKENS = RELATIONS.map(([token]) => token);
 export function parseShape(text: string, level = 0): Shape {
   const latex = text.trim();
   if (latex.length > MAX_SHAPE_CHARS || level > 8 || nestingDepth(latex, MAX_DEPTH) > MAX_DEPTH) return { kind: 'opaque', latex };
+  const commas = findTopLevel(latex, [',', ';']);
+  if (commas.length > 0) {
+    // "x = 2, y = -1" lists relations; "x = 1, 2" is one relation with a list on its right.
+    const parts = splitAt(latex, commas);
+    if (parts.every((part) => findTopLevel(part, RELATION_TOKENS).length > 0)) {
+      return { kind: 'seq', open: '', close: '', items: parts.map((part) => parseShape(part, level + 1)) };
+    }
+  }
   const relations = findTopLevel(latex, RELATION_TOKENS);
   if (relations.length > 0) {
     const ops = relations.map((hit) => RELATIONS.find(([token]) => token === hit.token)![1]);

@@ -43,7 +43,8 @@ export function isUnitPhrase(phrase: string): boolean {
     .trim()
     .split(/\s+/);
   if (words.length === 0 || words[0] === '') return false;
-  return words.every((w) => UNIT_WORDS.has(w) || /^[a-z]$/.test(w) || w === 'per' || w === 'of');
+  // Inside \text, "in" and single letters are units (inches, metres), not a preposition or variables.
+  return words.every((w) => UNIT_WORDS.has(w) || /^[a-z]$/.test(w) || w === 'in' || w === 'per' || w === 'of');
 }
 
 /** Drops unit words trailing a value written outside \\text ("125 miles", "15 square feet"). */

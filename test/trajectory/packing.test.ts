@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { packTrajectory, type TurnTokens } from '../../src/trajectory/packing.js';
+import { seededRandom } from '../../src/policy/simulated/policy-config.js';
 
 const prompt = [1, 2, 3];
 const turns: TurnTokens[] = [
@@ -77,18 +78,6 @@ describe('packTrajectory, rejected input', () => {
   });
 });
 
-/** mulberry32, so every run checks the same trajectories. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function randomTrajectory(random: () => number): { promptIds: number[]; turns: TurnTokens[] } {
   const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
   const ids = (n: number) => Array.from({ length: n }, () => int(1, 150_000));
@@ -109,7 +98,7 @@ function randomTrajectory(random: () => number): { promptIds: number[]; turns: T
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
 describe('packTrajectory invariants over random trajectories', () => {
-  const random = seeded(20240611);
+  const random = seededRandom(20240611);
   const cases = Array.from({ length: 50 }, () => randomTrajectory(random));
 
   it('keeps seqlens, ids and mask lengths consistent, and logprobs at Σ(L_t − 1)', () => {
