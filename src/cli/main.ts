@@ -6,6 +6,7 @@ import { exportCommand, monitorCommand } from './export-command.js';
 import { runCommand } from './run-command.js';
 import { setupCommand } from './setup-command.js';
 import { simPolicyCommand } from './sim-policy-command.js';
+import { verifyCommand } from './verify-command.js';
 import { workerCommand } from './worker-command.js';
 import { installTemporalLogging } from '../logging.js';
 
@@ -20,6 +21,7 @@ const program = new Command('ratchet')
   .addCommand(devCommand())
   .addCommand(workerCommand())
   .addCommand(simPolicyCommand())
+  .addCommand(verifyCommand())
   .addCommand(setupCommand());
 
 // A closed pipe (`ratchet export | head`) is the reader's choice, not an error: writers see stdout destroyed
