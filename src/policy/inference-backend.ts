@@ -1,0 +1,41 @@
+import type { FinishReason } from '../trajectory/turn.js';
+
+/** Newly generated tokens, as a backend streams them. */
+export interface TokenChunk {
+  ids: number[];
+  logprobs: number[];
+  /** The weight version the server reports for these tokens, when it reports one. */
+  weightVersion?: number;
+}
+
+export interface StreamRequest {
+  inputIds: readonly number[];
+  maxNewTokens: number;
+  temperature: number;
+  /** Our id for the request, so it can be aborted on the server. */
+  requestId: string;
+  signal?: AbortSignal;
+}
+
+export interface StreamEnd {
+  /** `abort`: the server interrupted the request (a weight update); the caller continues from the tokens so far. */
+  finishReason: FinishReason;
+}
+
+/**
+ * One inference server, token in, token out: the worker never re-tokenizes text it receives. Implementations
+ * throw PolicyUnavailable (retry), PolicyRejectedRequest (do not retry) or PolicyProtocolError.
+ */
+export interface InferenceBackend {
+  readonly kind: 'sglang' | 'vllm';
+  readonly url: string;
+  /** Streams one generation, calling onChunk for every batch of new tokens, in order. */
+  generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd>;
+  /** Asks the server to stop a request; its stream then ends with finishReason `abort`. */
+  abort(requestId: string): Promise<void>;
+  health(): Promise<boolean>;
+  /** Loads new weights and tags them with `version`; in-flight requests end with `abort` and are resumed by the caller. */
+  updateWeights(version: number, weightsPath?: string): Promise<void>;
+  /** The longest context (input + new tokens) the server accepts. */
+  contextWindow(): Promise<number>;
+}
