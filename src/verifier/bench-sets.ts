@@ -10,6 +10,11 @@ export interface LabelledCase {
   gold: string | string[];
   pred: string;
   expected: Extract<VerdictStatus, 'correct' | 'wrong' | 'no_answer'>;
+  /**
+   * Only match / no match is labelled (Math-Verify's `verify` is boolean): any verdict other
+   * than `correct` agrees with an expected `wrong`.
+   */
+  binary?: boolean;
 }
 
 /** The project's own labelled cases, shared with the tests. */
@@ -30,6 +35,45 @@ export function loadLabelledCases(): LabelledCase[] {
     pred: String(row.pred),
     expected: row.expected as LabelledCase['expected'],
   }));
+}
+
+/** Math-Verify's own test cases, converted (see test/verifier/math-verify-cases.README.md). */
+export const MATH_VERIFY_CASES_URL = new URL('../../test/verifier/math-verify-cases.jsonl', import.meta.url);
+
+/** One converted Math-Verify test case, as stored. */
+export interface MathVerifyRow {
+  gold: string;
+  pred: string;
+  expected: boolean;
+  source: string;
+  original_pred?: string;
+  /** Why Ratchet's documented policy (POLICIES.md) deliberately gives the other verdict. */
+  policy_differs?: string;
+}
+
+export function loadMathVerifyRows(): MathVerifyRow[] {
+  return readJsonLines(fileURLToPath(MATH_VERIFY_CASES_URL)) as unknown as MathVerifyRow[];
+}
+
+/**
+ * Math-Verify's cases as benchmark rows. `math-verify` holds the cases where Ratchet's policy
+ * agrees with Math-Verify and is labelled with Math-Verify's verdict; `math-verify-policy` holds
+ * the few where POLICIES.md deliberately differs, labelled with Ratchet's policy verdict (the
+ * opposite of Math-Verify's), so that they are counted apart and still guarded.
+ */
+export function loadMathVerifyCases(): LabelledCase[] {
+  return loadMathVerifyRows().map((row) => {
+    const differs = typeof row.policy_differs === 'string';
+    const correct = differs ? !row.expected : row.expected;
+    return {
+      set: differs ? 'math-verify-policy' : 'math-verify',
+      category: row.source,
+      gold: row.gold,
+      pred: row.pred,
+      expected: correct ? ('correct' as const) : ('wrong' as const),
+      binary: true,
+    };
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { adversarialCases, type LabelledCase, loadGsm8k, loadLabelledCases, loadMath500 } from './bench-sets.js';
+import { adversarialCases, type LabelledCase, loadGsm8k, loadLabelledCases, loadMath500, loadMathVerifyCases } from './bench-sets.js';
 import { checkAnswer } from './check.js';
 import { VerifierPool } from './pool.js';
 import { warmUpSymbolic } from './symbolic.js';
@@ -17,13 +17,13 @@ interface SetReport {
 const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 /**
- * `npm run bench:verify`: agreement with labelled verdicts on MATH-500, GSM8K and the project's
- * own cases; false accepts / rejects; in-thread latency; pool throughput; adversarial inputs
- * against the budget. Data directory: first argument, else `../shared/data`.
+ * `npm run bench:verify`: agreement with labelled verdicts on MATH-500, GSM8K, the project's
+ * own cases and Math-Verify's own test cases; false accepts / rejects; in-thread latency; pool
+ * throughput; adversarial inputs against the budget. Data directory: first argument, else `../shared/data`.
  */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<number> {
   const dataDir = resolve(argv[0] ?? '../shared/data');
-  const cases = [...loadLabelledCases(), ...loadMath500(dataDir), ...loadGsm8k(dataDir, 'gsm8k_test.jsonl'), ...loadGsm8k(dataDir, 'gsm8k_train.jsonl')];
+  const cases = [...loadLabelledCases(), ...loadMathVerifyCases(), ...loadMath500(dataDir), ...loadGsm8k(dataDir, 'gsm8k_test.jsonl'), ...loadGsm8k(dataDir, 'gsm8k_train.jsonl')];
   const reports = new Map<string, SetReport>();
   const latencies: number[] = [];
   const mistakes: string[] = [];
@@ -36,7 +36,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     const report = reports.get(c.set) ?? { set: c.set, checks: 0, agree: 0, falseAccepts: 0, falseRejects: 0, other: 0 };
     reports.set(c.set, report);
     report.checks++;
-    if (verdict.status === c.expected) report.agree++;
+    const agrees = c.binary ? (verdict.status === 'correct') === (c.expected === 'correct') : verdict.status === c.expected;
+    if (agrees) report.agree++;
     else {
       if (verdict.status === 'correct') report.falseAccepts++;
       else if (c.expected === 'correct') report.falseRejects++;

@@ -15,7 +15,7 @@ interface Span {
  * The final answer in a model output, or null when it states none.
  * Looks for, in order of trust: the last `\boxed{}` / `\fbox{}` (adjacent final boxes are
  * joined into a list, see POLICIES.md), an answer statement written after it ("final answer
- * is …", "the answer is …", "Answer: …"), and GSM8K's `#### n`. A bare last number does not
+ * is …", "the answer is …", "Answer: …", "$…$ is the solution"), and GSM8K's `#### n`. A bare last number does not
  * count (AReaL's `use_last_number=False` for model outputs).
  */
 export function extractModelAnswer(text: string): string | null {
@@ -74,21 +74,36 @@ function isBoxSeparator(gap: string): boolean {
   return rest === '';
 }
 
-const STATEMENT = /(?:final answer\s*(?:is|:)|the answer is|answer\s*:|答案是)[\s:*]*/gi;
+const STATEMENT = /(?:final answer\s*(?:is|:)|the answer is|the solution is|answer\s*:|\banswer(?=\s*(?:\$|\\[([]))|答案是)[\s:*]*/gi;
+/** "Therefore $x \ge 5$ is the solution.": the answer stated before the words that name it. */
+const STATED_BEFORE = /(\$\$?)([^$]+?)\1\s+is\s+(?:the|our)\s+(?:final\s+)?(?:answer|solution)\b/gi;
 
 /** The text after the last answer statement, cut to its first math span or sentence. */
 function lastStatement(text: string): Span | null {
   let last: RegExpExecArray | null = null;
   STATEMENT.lastIndex = 0;
   for (let m = STATEMENT.exec(text); m; m = STATEMENT.exec(text)) last = m;
-  if (!last) return null;
+  const before = lastStatedBefore(text);
+  if (!last) return before;
   const start = last.index + last[0].length;
   const content = statementAnswer(text.slice(start, start + 2000));
-  return content === null ? null : { start: last.index, end: start, content };
+  const after = content === null ? null : { start: last.index, end: start, content };
+  return before && (!after || before.start > after.start) ? before : after;
+}
+
+function lastStatedBefore(text: string): Span | null {
+  let last: RegExpExecArray | null = null;
+  STATED_BEFORE.lastIndex = 0;
+  for (let m = STATED_BEFORE.exec(text); m; m = STATED_BEFORE.exec(text)) last = m;
+  return last ? { start: last.index, end: last.index + last[0].length, content: last[2]!.trim() } : null;
 }
 
 function statementAnswer(text: string): string | null {
-  const rest = text.replace(/\*\*/g, '');
+  // A chat template's next turn (`<|im_start|>user`) is not part of the answer.
+  const rest = text.replace(/\*\*/g, '').split('<|')[0]!;
+  // Display math (`$$…$$`, `\[…\]`) may span lines; inline math may not.
+  const display = leadingMath(rest.trimStart(), true);
+  if (display !== null) return display;
   const line = (rest.split('\n')[0] ?? '').trim() || (rest.trim().split('\n')[0] ?? '').trim();
   const math = leadingMath(line);
   if (math !== null) return math;
@@ -96,18 +111,48 @@ function statementAnswer(text: string): string | null {
   // "The largest $n$ is 34." names the quantity first; the answer follows the last " is ".
   const is = sentence.lastIndexOf(' is ');
   if (is >= 0) sentence = sentence.slice(is + 4);
-  const inner = leadingMath(sentence.trim());
-  return (inner ?? sentence).trim().replace(/[.\s]+$/, '') || null;
+  // A quoted answer: "$12$ and $13$".
+  sentence = sentence.trim().replace(/^\\?"(.*?)\\?"(?=[.\s]*$)/, '$1');
+  const inner = leadingMath(sentence);
+  if (inner !== null && /^[.\s]*$/.test(sentence.slice(mathSpanLength(sentence)))) return inner;
+  const answer = sentence.trim().replace(/[.\s]+$/, '');
+  return loneNumber(answer) ?? (answer || null);
 }
 
-/** The content of a `$…$`, `$$…$$`, `\(…\)` or `\[…\]` span that opens the text. */
-function leadingMath(text: string): string | null {
-  for (const [open, close] of [['$$', '$$'], ['$', '$'], ['\\(', '\\)'], ['\\[', '\\]']] as const) {
+/** "Jane started growing Sphere 3 hours ago": a sentence in words around one number states that number. */
+function loneNumber(sentence: string): string | null {
+  if (/[$\\^=]/.test(sentence) || (sentence.match(/[a-zA-Z]{2,}/g) ?? []).length < 2) return null;
+  const numbers = sentence.match(/(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.])/g);
+  return numbers && numbers.length === 1 ? numbers[0]! : null;
+}
+
+const MATH_DELIMITERS = [['$$', '$$'], ['$', '$'], ['\\(', '\\)'], ['\\[', '\\]']] as const;
+
+/** The content of a `$…$`, `$$…$$`, `\(…\)` or `\[…\]` span that opens the text (only display math when `displayOnly`). */
+function leadingMath(text: string, displayOnly = false): string | null {
+  for (const [open, close] of MATH_DELIMITERS) {
+    if (displayOnly && open !== '$$' && open !== '\\[') continue;
     if (!text.startsWith(open)) continue;
-    const end = text.indexOf(close, open.length);
+    const end = closingDelimiter(text, open, close);
     if (end > open.length) return text.slice(open.length, end).trim();
   }
   return null;
+}
+
+function mathSpanLength(text: string): number {
+  for (const [open, close] of MATH_DELIMITERS) {
+    if (!text.startsWith(open)) continue;
+    const end = closingDelimiter(text, open, close);
+    if (end > open.length) return end + close.length;
+  }
+  return 0;
+}
+
+/** Where the span opened by `open` closes; an escaped `\$` is a dollar sign, not a delimiter. */
+function closingDelimiter(text: string, open: string, close: string): number {
+  let end = text.indexOf(close, open.length);
+  while (close.startsWith('$') && end > 0 && text[end - 1] === '\\') end = text.indexOf(close, end + 1);
+  return end;
 }
 
 function looksLikeMath(candidate: string): boolean {

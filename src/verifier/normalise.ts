@@ -27,6 +27,13 @@ const UNICODE: ReadonlyArray<[RegExp, string]> = [
   [/\u00a0/g, ' '],
 ];
 
+/**
+ * A doubled backslash before a command name is an escaping slip (`\\frac` written for `\frac`,
+ * as in answers copied out of JSON or Python): a LaTeX line break is never followed by these words.
+ */
+const DOUBLED_COMMAND =
+  /(?<!\\)\\\\(?=(?:left|right|frac|dfrac|tfrac|sqrt|le|leq|ge|geq|lt|gt|ne|neq|text|mathrm|boxed|pi|infty|cdot|times|in|cup|pm)(?![a-zA-Z]))/g;
+
 /** Presentation that never changes the value, removed in one pass each. */
 const PRESENTATION: ReadonlyArray<[RegExp, string]> = [
   [/\\\$/g, ''],
@@ -39,9 +46,10 @@ const PRESENTATION: ReadonlyArray<[RegExp, string]> = [
   [/\\(?:displaystyle|textstyle|scriptstyle|limits|nolimits)(?![a-zA-Z])/g, ''],
   [/,\\!\s*(?=\d{3})/g, ','],
   [/(?<!\\)\\!/g, ''],
-  [/(?<!\\)\\(?:,|:|;|>|\s|quad|qquad|enspace|thinspace)(?![a-zA-Z])/g, ' '],
+  [/(?<!\\)\\[,:;>\s]/g, ' '],
+  [/(?<!\\)\\(?:quad|qquad|enspace|thinspace)(?![a-zA-Z])/g, ' '],
   [/~/g, ' '],
-  [/\{,\}/g, ','],
+  [/\s*\{\s*,\s*\}\s*/g, ','],
   [/\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ|\\degree|°/g, ''],
   [/\b(?:degrees?)\s*$/i, ''],
   [/\\(sin|cos|tan|sec|csc|cot)\s*\^\s*\{\s*-\s*1\s*\}/g, '\\arc$1'],
@@ -53,19 +61,25 @@ const PRESENTATION: ReadonlyArray<[RegExp, string]> = [
   [/\\frac\s*(\{[^{}]*\})\s*([0-9])/g, '\\frac$1{$2}'],
 ];
 
-const PERCENT = /\\?%|\s*\b(?:percent(?:age)?|pct|per\s*cent)\s*\.?\s*$/gi;
+const PERCENT = /\\?%|\s*(?:\b|(?<=\d))(?:percent(?:age)?|pct|per\s*cent)\s*\.?\s*$/gi;
 const MAX_NORMALISE_CHARS = 20_000;
 
 /** Strips presentation from an extracted answer (AReaL's strip_string, made explicit). */
 export function normaliseAnswer(raw: string): NormalisedAnswer {
   let s = raw.length > MAX_NORMALISE_CHARS ? raw.slice(0, MAX_NORMALISE_CHARS) : raw;
   for (const [re, to] of UNICODE) s = s.replace(re, to);
+  s = s.replace(DOUBLED_COMMAND, '\\');
+  // A line break between an integer and a fraction does not make a mixed number ("11\n5/6").
+  s = s.replace(/(\d)[^\S\n]*\r?\n\s*(?=\d+\s*\/\s*\d)/g, '$1 \\cdot ');
   s = unwrapBoxes(s);
   for (const [re, to] of PRESENTATION) s = s.replace(re, to);
-  s = rewriteTextCommands(s).replace(/(\S)\s+and\s+(?=\S)/g, '$1, ');
-  const percent = /\\?%|\bpercent|\bpct\b|\bper\s*cent\b/i.test(s);
+  // "6 and 8", "21, 16 or 11", "(11,7)or(7,11)": alternatives listed in words are a list.
+  s = rewriteTextCommands(s)
+    .replace(/(\S)\s+(?:and|or)\s+(?=\S)/g, '$1, ')
+    .replace(/([)\]])\s*or\s*(?=[([])/g, '$1, ');
+  const percent = /\\?%|(?:\b|(?<=\d))(?:percent|pct\b|per\s*cent\b)/i.test(s);
   if (percent) s = s.replace(PERCENT, '');
-  s = trimPunctuation(s.replace(/\s+/g, ' ').trim());
+  s = dropGroupingBraces(trimPunctuation(s.replace(/\s+/g, ' ').trim()));
   s = s.replace(/^[a-zA-Z]\s*\\in\s+|^[a-zA-Z]\s*\\in(?=[[({\\])/, '');
   s = dropTrailingUnitWords(s);
   s = dropDigitGroupSeparators(s);
@@ -79,6 +93,13 @@ export function normaliseAnswer(raw: string): NormalisedAnswer {
 /** The string used for exact matching: no whitespace, `^{2}` written as `^2`. */
 export function answerKey(text: string): string {
   return text.replace(/\s+/g, '').replace(/([\^_])\{([a-zA-Z0-9])\}/g, '$1$2');
+}
+
+/** `{1,3}`: braces without a backslash around the whole answer group, they do not make a set. */
+function dropGroupingBraces(s: string): string {
+  let out = s;
+  for (let guard = 0; guard < 4 && out.startsWith('{') && matchBrace(out, 0, 20_000) === out.length - 1; guard++) out = out.slice(1, -1).trim();
+  return out;
 }
 
 function unwrapBoxes(s: string): string {
@@ -132,8 +153,8 @@ function mixedNumbers(s: string): string {
       return r === null ? all : pre + r;
     },
   );
-  out = out.replace(/(^|[\s(=,[+-])(\d+) (\d+)\/(\d+)(?=$|[\s),\]])/g, (all, pre: string, w: string, n: string, d: string) => {
-    const r = proper(w, n, d, `\\frac{${n}}{${d}}`);
+  out = out.replace(/(^|[\s(=,[+-])(\d{1,3}(?: \d{3})+|\d+) (\d+)\/(\d+)(?=$|[\s),\]])/g, (all, pre: string, w: string, n: string, d: string) => {
+    const r = proper(w.replace(/ /g, ''), n, d, `\\frac{${n}}{${d}}`);
     return r === null ? all : pre + r;
   });
   return out;

@@ -19,6 +19,18 @@ export function isSymbolLike(term: string): boolean {
   return SYMBOL_LIKE.some((re) => re.test(t));
 }
 
+const QUANTITY_NAME = [
+  /^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\s*:\s*(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?)+$/, // A:B, V_1:V_2, S_{MBCN}:S
+  /^\|\s*[A-Za-z]{1,3}\s*\|$/, // |AB|
+  /^\\frac\{[A-Z]{1,3}\}\{[A-Z]{1,3}\}$/, // \frac{NO}{BO}
+];
+
+/** What may stand before `=` in a stated value: a quantity's name, a ratio of names, a length. */
+function namesQuantity(term: string): boolean {
+  const t = term.trim();
+  return isSymbolLike(t) || QUANTITY_NAME.some((re) => re.test(t));
+}
+
 /**
  * The value a relation states, or null when it is a genuine equation or inequality.
  * `x = 3` → `3`; a chain `a = b = 7` → `7` (the last `=` term; a term after `\approx` is an
@@ -29,8 +41,8 @@ export function relationValue(rel: Relation): string | null {
   if (ops.length === 1 && ops[0] === 'in' && isSymbolLike(terms[0]!)) return terms[1]!;
   if (!ops.every((op) => op === '=' || op === '~')) return null;
   const lastEq = ops.lastIndexOf('=');
-  if (lastEq < 0) return ops.length === 1 && isSymbolLike(terms[0]!) ? terms[1]! : null;
-  if (lastEq === 0 && !isSymbolLike(terms[0]!)) return null;
+  if (lastEq < 0) return ops.length === 1 && namesQuantity(terms[0]!) ? terms[1]! : null;
+  if (lastEq === 0 && !namesQuantity(terms[0]!)) return null;
   return terms[lastEq + 1]!;
 }
 

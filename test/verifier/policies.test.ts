@@ -62,4 +62,35 @@ describe('verifier policies', () => {
   it('a list of gold solutions matches when any one does', () => {
     expect(status(['\\boxed{7}', '\\boxed{8}'], boxed('8'))).toBe('correct');
   });
+
+  it('statements: "Answer $…$", "$…$ is the solution", display math over lines; a last $…$ alone is no answer', () => {
+    expect(status('9', 'Answer \\[ \n 9 \n \\]')).toBe('correct');
+    expect(status('9', 'Answer $ \n 9 \n $')).toBe('wrong');
+    expect(status('x \\ge 5', 'Therefore $x \\geq 5$ is the solution.')).toBe('correct');
+    expect(status('3', 'Final Answer: Jane started growing Sphere 3 hours ago. I hope it is correct.')).toBe('correct');
+    expect(status('19', 'Final Answer: the domain has 19 points. <|im_start|>user 20')).toBe('correct');
+    expect(status('x < 3', 'We find that $x \\lt 3$.')).toBe('no_answer');
+  });
+
+  it('relations: a ratio or length on the left states its right side; an equation does not', () => {
+    expect(status('V_{1}:V_{2}=11:21', boxed('11:21'))).toBe('correct');
+    expect(status('|AB|=1', boxed('1'))).toBe('correct');
+    expect(status('\\frac{NO}{BO}=\\frac{1}{\\sqrt{6}}', boxed('\\frac{1}{\\sqrt{6}}'))).toBe('correct');
+    expect(status('2x + z = 1', boxed('1'))).toBe('wrong');
+    expect(status('10/9', boxed('\\frac{1}{2} = \\frac{10}{9}'))).toBe('wrong');
+  });
+
+  it('lists: grouping braces are not a set, "or" lists, repeated items do not match a shorter list', () => {
+    expect(status('(1,3)', boxed('{1,3}'))).toBe('correct');
+    expect(status('(3,1)', boxed('{1,3}'))).toBe('wrong');
+    expect(status('$21,16$ or $11$', boxed('21,16,11'))).toBe('correct');
+    expect(status('(1,2),(3,4)', boxed('(1,2),(3,4),(3,4)'))).toBe('wrong');
+  });
+
+  it('presentation: doubled backslashes before commands and spaced mixed numbers', () => {
+    expect(status('$\\\\left(\\\\frac{1}{5},\\\\frac{1}{6}\\\\right)$', boxed('\\left( \\frac{1}{5}, \\frac{1}{6} \\right)'))).toBe('correct');
+    expect(status('9004/9', boxed('1 000 4/9'))).toBe('correct');
+    expect(status('71/6', boxed('11\n5/6'))).toBe('wrong');
+    expect(status('40/900', boxed('4 4/9pct'))).toBe('correct');
+  });
 });
