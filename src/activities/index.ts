@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { SglangClient } from '../policy/sglang-client.js';
+import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { appendFeedbackActivity } from './append-feedback.js';
@@ -20,8 +20,8 @@ export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelToken
 }
 
 /** Activities of the GPU worker: generation only, on its own task queue. */
-export function createGpuActivities(deps: { pool: pg.Pool; policy: SglangClient }) {
-  return { generate: generateActivity(deps.pool, deps.policy) };
+export function createGpuActivities(deps: { pool: pg.Pool; backend: InferenceBackend; currentVersion: () => number; heartbeatIntervalMs: number }) {
+  return { generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs) };
 }
 
 export type CpuActivities = ReturnType<typeof createCpuActivities>;

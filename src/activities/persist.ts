@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { loadStoredTurns } from '../store/turn-store.js';
-import { storeCompletedTrajectory, storeFailedTrajectory, type TrajectoryIdentity } from '../store/trajectory-store.js';
+import { storeCompletedTrajectory, storeFailedTrajectory, type EndReason, type TrajectoryIdentity } from '../store/trajectory-store.js';
 import { packTrajectory } from '../trajectory/packing.js';
 import type { PackingLayout } from '../trajectory/options.js';
 import { stoppedWithoutEos, type TurnRecord } from '../trajectory/turn.js';
@@ -9,6 +9,8 @@ import { classified, FailureType } from './failures.js';
 
 export interface PersistInput extends TrajectoryIdentity {
   layout: PackingLayout;
+  /** Absent in histories recorded before it existed: those ran every turn or stopped early. */
+  endReason?: EndReason;
   turns: TurnRecord[];
   rewards: number[];
   rawRewards: number[];
@@ -25,9 +27,10 @@ export function persistTrajectoryActivity(pool: pg.Pool) {
         throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId}: stored turns disagree with the workflow's record (turn ${mismatch?.turn ?? stored.length})`, FailureType.MalformedTrajectory);
       }
       const packed = packTrajectory(promptIds, stored.map((turn, t) => ({
-        outputIds: turn.outputIds, outputLogprobs: turn.outputLogprobs, feedbackIds: turn.feedbackIds, noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
+        outputIds: turn.outputIds, outputLogprobs: turn.outputLogprobs, outputVersions: turn.outputVersions, feedbackIds: turn.feedbackIds, noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
       })), input.layout);
-      return { stored: await storeCompletedTrajectory(pool, { ...input, promptIds, packed, texts: stored }) };
+      const endReason = input.endReason ?? 'turns';
+      return { stored: await storeCompletedTrajectory(pool, { ...input, endReason, promptIds, packed, texts: stored }) };
     });
   };
 }

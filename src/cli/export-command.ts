@@ -2,10 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { Command, Option } from 'commander';
-import type pg from 'pg';
-import { loadConfig } from '../config.js';
-import { startStack } from '../stack/local-stack.js';
-import { openDatabase } from '../store/database.js';
+import { withDatabase } from './with-database.js';
 import { readMonitorRecords, readTrajectories } from '../store/trajectory-export.js';
 
 const format = () => new Option('--format <format>', 'output format').choices(['jsonl']).default('jsonl');
@@ -31,21 +28,6 @@ export function monitorCommand(): Command {
       const count = await withDatabase((pool) => writeLines(readMonitorRecords(pool), flags.out));
       process.stderr.write(`exported ${count} monitor records\n`);
     });
-}
-
-/** Opens the configured database, or the embedded one (starting it again if it is not running). */
-async function withDatabase<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {
-  const stack = await startStack(loadConfig(), { temporal: false });
-  try {
-    const pool = await openDatabase(stack.databaseUrl, { max: 2 });
-    try {
-      return await work(pool);
-    } finally {
-      await pool.end();
-    }
-  } finally {
-    await stack.stop();
-  }
 }
 
 async function writeLines(rows: AsyncIterable<object>, file?: string): Promise<number> {

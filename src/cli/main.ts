@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { demoCommand } from './demo-command.js';
 import { devCommand } from './dev-command.js';
 import { exportCommand, monitorCommand } from './export-command.js';
+import { policyCommand } from './policy-command.js';
 import { runCommand } from './run-command.js';
 import { setupCommand } from './setup-command.js';
 import { simPolicyCommand } from './sim-policy-command.js';
@@ -21,6 +22,7 @@ const program = new Command('ratchet')
   .addCommand(devCommand())
   .addCommand(workerCommand())
   .addCommand(simPolicyCommand())
+  .addCommand(policyCommand())
   .addCommand(verifyCommand())
   .addCommand(setupCommand());
 

@@ -3,7 +3,7 @@ import type { Worker } from '@temporalio/worker';
 import type pg from 'pg';
 import type { RatchetConfig } from '../config.js';
 import type { Problem } from '../datasets/index.js';
-import { SglangClient } from '../policy/sglang-client.js';
+import { createBackend } from '../policy/backend-config.js';
 import { NO_FAULTS } from '../policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy } from '../policy/simulated/server.js';
@@ -12,7 +12,8 @@ import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
 import { createCpuWorker } from '../workers/cpu-worker.js';
-import { createGpuWorker } from '../workers/gpu-worker.js';
+import { runGpuWorkerWhileHealthy } from '../workers/healthy-gpu-worker.js';
+import { PolicyVersionWatcher } from '../workers/policy-version-watcher.js';
 import { connectClient, connectWorker, ensureSearchAttributes } from '../workers/temporal-connection.js';
 
 export interface LocalRuntime {
@@ -63,13 +64,19 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       stops.push(() => workerConnection.close());
       const verifier = new VerifierPool(config.verifier);
       stops.push(() => verifier.close());
-      const workers: Worker[] = [
-        await createCpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, tokenizer, verifier }),
-        await createGpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, policy: new SglangClient(policyUrl), slots: config.gpuSlots }),
+      const backend = createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl);
+      const versions = new PolicyVersionWatcher(pool, stack.databaseUrl, backend);
+      await versions.start();
+      stops.push(() => versions.stop());
+      const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, tokenizer, verifier });
+      const gpuStop = new AbortController();
+      const running = [
+        cpuWorker.run(),
+        runGpuWorkerWhileHealthy({ connection: workerConnection, namespace: config.temporal.namespace, pool, backend, currentVersion: versions.current, slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs }, { signal: gpuStop.signal }),
       ];
-      const running = workers.map((worker) => worker.run());
       stops.push(async () => {
-        for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+        gpuStop.abort();
+        if (cpuWorker.getState() === 'RUNNING') cpuWorker.shutdown();
         await Promise.allSettled(running);
       });
     }

@@ -81,6 +81,22 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
       );
     `,
   },
+  {
+    id: '002_policy_versions',
+    sql: `
+      -- Published policy versions: the trainer's counter. GPU workers load each new one into their server.
+      CREATE TABLE policy_versions (
+        version int PRIMARY KEY CHECK (version >= 0),
+        weights_path text,
+        published_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- The version every generated token was produced under (int32 per output token).
+      ALTER TABLE turn_outputs ADD COLUMN output_versions bytea;
+      ALTER TABLE trajectories ADD COLUMN token_versions bytea;
+      -- Why the turn loop ended: all turns ran, early stop on success, or the context window ran out.
+      ALTER TABLE trajectories ADD COLUMN end_reason text;
+    `,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */

@@ -22,6 +22,10 @@ export interface ExportedTrajectory {
   prompt_lens: number[];
   successes: boolean[];
   raw_rewards: number[];
+  /** One per entry of packed_input_ids: the policy version of a generated token, −1 for prompt and feedback. */
+  token_versions: number[];
+  /** `turns`, `early_stop` or `context_exhausted` (null for failed trajectories). */
+  end_reason: string | null;
 }
 
 const PAGE = 100;
@@ -64,6 +68,8 @@ function toExported(row: Record<string, any>): ExportedTrajectory {
     prompt_lens: row.prompt_lens ?? [],
     successes: row.successes ?? [],
     raw_rewards: row.raw_rewards ?? [],
+    token_versions: row.token_versions ? decodeInt32(row.token_versions) : [],
+    end_reason: row.end_reason ?? null,
   };
 }
 

@@ -1,7 +1,9 @@
 import type pg from 'pg';
 import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PackedTokens } from '../trajectory/packing.js';
-import type { TurnRecord } from '../trajectory/turn.js';
+import type { EndReason, TurnRecord } from '../trajectory/turn.js';
+
+export type { EndReason };
 import type { StoredTurn } from './turn-store.js';
 
 export interface TrajectoryIdentity {
@@ -13,6 +15,7 @@ export interface TrajectoryIdentity {
 }
 
 export interface CompletedTrajectory extends TrajectoryIdentity {
+  endReason: EndReason;
   promptIds: number[];
   packed: PackedTokens;
   turns: TurnRecord[];
@@ -32,14 +35,14 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
     const inserted = await client.query(
       `INSERT INTO trajectories (trajectory_id, qid, task_id, status, layout, num_turns, birth_time, packed_input_ids,
          packed_logprobs, prompt_mask, packed_prompts, seq_no_eos_mask, seqlens, prompt_lens, version_start, version_end,
-         rewards, raw_rewards, successes, output_tokens)
-       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
+         rewards, raw_rewards, successes, output_tokens, token_versions, end_reason)
+       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
        ON CONFLICT (trajectory_id) DO NOTHING`,
       [trajectory.trajectoryId, trajectory.qid, trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
         encodeInt32(packed.packedInputIds), encodeFloat32(packed.packedLogprobs), Buffer.from(packed.promptMask),
         encodeInt32(trajectory.promptIds), packed.seqNoEosMask, packed.seqlens, packed.promptLens,
         turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd), trajectory.rewards, trajectory.rawRewards,
-        turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0)],
+        turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0), encodeInt32(packed.tokenVersions), trajectory.endReason],
     );
     if (inserted.rowCount === 0) return false;
     for (const turn of turns) {

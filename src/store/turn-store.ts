@@ -10,6 +10,7 @@ export interface StoredTurnOutput {
   contextLen: number;
   outputIds: number[];
   outputLogprobs: number[];
+  outputVersions: number[];
   finishReason: FinishReason;
   versionStart: number;
   versionEnd: number;
@@ -53,16 +54,16 @@ export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: num
  */
 export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): Promise<boolean> {
   const result = await pool.query(
-    `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+    `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, output_versions)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
      ON CONFLICT (trajectory_id, turn) DO UPDATE SET
        attempt = EXCLUDED.attempt, context_len = EXCLUDED.context_len, output_ids = EXCLUDED.output_ids,
-       output_logprobs = EXCLUDED.output_logprobs, finish_reason = EXCLUDED.finish_reason,
+       output_logprobs = EXCLUDED.output_logprobs, output_versions = EXCLUDED.output_versions, finish_reason = EXCLUDED.finish_reason,
        version_start = EXCLUDED.version_start, version_end = EXCLUDED.version_end,
        answer_text = NULL, extracted_answer = NULL, verdict = NULL, feedback_ids = NULL, feedback_text = NULL, updated_at = now()
      WHERE turn_outputs.attempt < EXCLUDED.attempt`,
     [output.trajectoryId, output.turn, output.attempt, output.contextLen, encodeInt32(output.outputIds),
-      encodeFloat32(output.outputLogprobs), output.finishReason, output.versionStart, output.versionEnd],
+      encodeFloat32(output.outputLogprobs), output.finishReason, output.versionStart, output.versionEnd, encodeInt32(output.outputVersions)],
   );
   return result.rowCount === 1;
 }
@@ -89,6 +90,7 @@ export interface StoredTurn {
   contextLen: number;
   outputIds: number[];
   outputLogprobs: number[];
+  outputVersions: number[];
   feedbackIds: number[];
   answerText: string;
   extractedAnswer: string | null;
@@ -99,7 +101,7 @@ export interface StoredTurn {
 export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
-    `SELECT turn, context_len, output_ids, output_logprobs, feedback_ids, answer_text, extracted_answer, verdict, feedback_text
+    `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text
      FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
   return {
     promptIds: prompt.rows[0] ? decodeInt32(prompt.rows[0].prompt_ids) : [],
@@ -108,6 +110,7 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
       contextLen: row.context_len,
       outputIds: decodeInt32(row.output_ids),
       outputLogprobs: decodeFloat32(row.output_logprobs),
+      outputVersions: row.output_versions ? decodeInt32(row.output_versions) : new Array(row.output_ids.length / 4).fill(row.version_start),
       feedbackIds: row.feedback_ids ? decodeInt32(row.feedback_ids) : [],
       answerText: row.answer_text ?? '',
       extractedAnswer: row.extracted_answer,

@@ -4,6 +4,8 @@ import type { PackingLayout } from './options.js';
 export interface TurnTokens {
   outputIds: readonly number[];
   outputLogprobs: readonly number[];
+  /** The policy version each output token was generated under. */
+  outputVersions: readonly number[];
   /** Appended after the output before the next turn; empty after the last turn. */
   feedbackIds: readonly number[];
   noEos: boolean;
@@ -20,7 +22,12 @@ export interface PackedTokens {
   seqlens: number[];
   /** P_t per turn, whatever the layout. */
   promptLens: number[];
+  /** One per entry of packedInputIds: the version a generated token came from, −1 for prompt and feedback. */
+  tokenVersions: number[];
 }
+
+/** Marks tokens the policy did not generate (prompt, feedback) in tokenVersions. */
+export const NOT_GENERATED = -1;
 
 /**
  * Packs a trajectory. Turn t's context C_t is the prompt then every earlier output and feedback, exactly as
@@ -28,15 +35,16 @@ export interface PackedTokens {
  */
 export function packTrajectory(promptIds: readonly number[], turns: readonly TurnTokens[], layout: PackingLayout): PackedTokens {
   if (turns.length === 0) throw new Error('cannot pack a trajectory with no turns');
-  const packed: PackedTokens = { packedInputIds: [], packedLogprobs: [], promptMask: [], seqNoEosMask: [], seqlens: [], promptLens: [] };
+  const packed: PackedTokens = { packedInputIds: [], packedLogprobs: [], promptMask: [], seqNoEosMask: [], seqlens: [], promptLens: [], tokenVersions: [] };
   const context: number[] = [...promptIds];
+  const contextVersions: number[] = new Array(promptIds.length).fill(NOT_GENERATED);
   // For the concat layout: logprob of every context token position (0 where it was not generated).
   const contextLogprobs: number[] = new Array(promptIds.length).fill(0);
   const contextMask: number[] = new Array(promptIds.length).fill(1);
 
   turns.forEach((turn, t) => {
-    if (turn.outputIds.length !== turn.outputLogprobs.length) {
-      throw new Error(`turn ${t}: ${turn.outputIds.length} output ids but ${turn.outputLogprobs.length} logprobs`);
+    if (turn.outputIds.length !== turn.outputLogprobs.length || turn.outputIds.length !== turn.outputVersions.length) {
+      throw new Error(`turn ${t}: ${turn.outputIds.length} output ids but ${turn.outputLogprobs.length} logprobs and ${turn.outputVersions.length} versions`);
     }
     const contextLen = context.length;
     packed.promptLens.push(contextLen);
@@ -45,15 +53,18 @@ export function packTrajectory(promptIds: readonly number[], turns: readonly Tur
       pushAll(packed.packedInputIds, context, turn.outputIds);
       pushAll(packed.packedLogprobs, zeros(contextLen - 1), turn.outputLogprobs);
       pushAll(packed.promptMask, ones(contextLen), zeros(turn.outputIds.length));
+      pushAll(packed.tokenVersions, contextVersions, turn.outputVersions);
       packed.seqlens.push(contextLen + turn.outputIds.length);
     }
     pushAll(context, turn.outputIds);
+    pushAll(contextVersions, turn.outputVersions);
     pushAll(contextLogprobs, turn.outputLogprobs);
     pushAll(contextMask, zeros(turn.outputIds.length));
     if (t < turns.length - 1) {
       pushAll(context, turn.feedbackIds);
       pushAll(contextLogprobs, zeros(turn.feedbackIds.length));
       pushAll(contextMask, ones(turn.feedbackIds.length));
+      pushAll(contextVersions, new Array<number>(turn.feedbackIds.length).fill(NOT_GENERATED));
     }
   });
 
@@ -63,6 +74,7 @@ export function packTrajectory(promptIds: readonly number[], turns: readonly Tur
     packed.packedLogprobs = contextLogprobs.slice(1);
     packed.promptMask = contextMask;
     packed.seqlens = [context.length];
+    packed.tokenVersions = contextVersions;
   }
   return packed;
 }

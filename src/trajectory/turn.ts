@@ -2,6 +2,9 @@ import type { VerdictStatus } from '../verifier/index.js';
 
 export type FinishReason = 'stop' | 'length' | 'abort';
 
+/** Why a trajectory's turn loop ended: all turns ran, early stop on success, or the context window ran out. */
+export type EndReason = 'turns' | 'early_stop' | 'context_exhausted';
+
 /** What the workflow keeps of one turn: counts and references, never the tokens themselves. */
 export interface TurnRecord {
   turn: number;

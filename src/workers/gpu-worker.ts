@@ -1,16 +1,23 @@
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
 import { createGpuActivities } from '../activities/index.js';
-import type { SglangClient } from '../policy/sglang-client.js';
+import type { InferenceBackend } from '../policy/inference-backend.js';
 import { GPU_TASK_QUEUE } from '../task-queues.js';
 
 export interface GpuWorkerDeps {
   connection: NativeConnection;
   namespace: string;
   pool: pg.Pool;
-  policy: SglangClient;
+  backend: InferenceBackend;
+  /** The policy version the server serves (for tokens the server does not tag itself). */
+  currentVersion: () => number;
   /** Concurrent generations: the inference server's batch capacity, so the GPU is full but never queued past it. */
   slots: number;
+  /**
+   * How often a generating turn heartbeats its partial output: at most this many ms of tokens are generated
+   * twice when a worker dies. Each heartbeat carries every token so far (~5 bytes each) to Temporal.
+   */
+  heartbeatIntervalMs?: number;
   taskQueue?: string;
 }
 
@@ -20,7 +27,13 @@ export function createGpuWorker(deps: GpuWorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue ?? GPU_TASK_QUEUE,
-    activities: createGpuActivities(deps),
+    activities: createGpuActivities({ ...deps, heartbeatIntervalMs: heartbeatInterval(deps) }),
     maxConcurrentActivityTaskExecutions: deps.slots,
+    // The SDK otherwise holds heartbeats back for up to 80% of the heartbeat timeout.
+    maxHeartbeatThrottleInterval: heartbeatInterval(deps),
   });
+}
+
+function heartbeatInterval(deps: GpuWorkerDeps): number {
+  return deps.heartbeatIntervalMs ?? 2_000;
 }

@@ -1,7 +1,7 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { VerdictStatus } from '../verifier/index.js';
 import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
-import type { TurnRecord } from '../trajectory/turn.js';
+import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 
 /** What a trainer or the CLI submits: one sample of one problem. The workflow id is the trajectory id. */
 export interface TrajectoryRequest {
@@ -20,6 +20,8 @@ export interface TrajectoryResult {
   trajectoryId: string;
   qid: string;
   status: 'completed' | 'failed';
+  /** Why the turn loop ended (completed trajectories only). */
+  endReason?: EndReason;
   layout: PackingLayout;
   turns: TurnRecord[];
   rewards: number[];

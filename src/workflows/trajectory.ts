@@ -4,7 +4,7 @@ import {
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
 import { resolveRolloutOptions } from '../trajectory/options.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
-import { stoppedWithoutEos, type TurnRecord } from '../trajectory/turn.js';
+import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
 import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from './search-attributes.js';
 import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type TrajectoryState } from './trajectory-state.js';
@@ -32,11 +32,17 @@ export async function trajectory(request: TrajectoryRequest): Promise<Trajectory
   setHandler(stateQuery, () => state);
   upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: 'running' }]);
 
+  let endReason: EndReason = 'turns';
   try {
     let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
+      if (output.contextExhausted) {
+        if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, 'ContextExhausted');
+        endReason = 'context_exhausted';
+        break;
+      }
       state.phase = 'verifying';
       const verdict = await cpu.verify({ trajectoryId: request.trajectoryId, turn, gold: request.gold });
       state.phase = 'feedback';
@@ -46,16 +52,19 @@ export async function trajectory(request: TrajectoryRequest): Promise<Trajectory
 
       Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: verdict.answerTail, lastPredicted: verdict.predicted, policyVersion: output.versionEnd });
       reportProgress(turns, options.turns);
-      if (options.earlyStop && verdict.success) break;
+      if (options.earlyStop && verdict.success) {
+        endReason = 'early_stop';
+        break;
+      }
     }
 
     const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
     const rewards = returnsToGo(rawRewards, options.discount);
     state.phase = 'persisting';
-    await store.persistTrajectory({ ...identity, turns, rewards, rawRewards });
+    await store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
     state.phase = 'completed';
     upsertSearchAttributes([{ key: STATUS, value: 'completed' }]);
-    return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
+    return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
   } catch (error) {
     // Record the failure as a failure (never as a zero reward), even when the workflow is being cancelled.
     const message = describe(error);

@@ -8,6 +8,8 @@ import { expectSeedInvariants } from './seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
+const TOKENS_PER_SECOND = 100;
+const HEARTBEAT_MS = 500;
 
 let stack: TestStack;
 let stopCpuWorker: () => Promise<void>;
@@ -16,7 +18,10 @@ const children: ChildProcess[] = [];
 /** A GPU worker in its own process (built CLI), so it can be SIGKILLed like a crashed host. */
 function spawnGpuWorker(): ChildProcess {
   const child = spawn(process.execPath, [CLI, 'worker', 'gpu'], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, RATCHET_POLICY_URL: stack.policy.url, LOG_LEVEL: 'error' },
+    env: {
+      ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, RATCHET_POLICY_URL: stack.policy.url,
+      RATCHET_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS), LOG_LEVEL: 'error',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);
@@ -32,8 +37,8 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
 }
 
 beforeAll(async () => {
-  // ~120-token answers at 40 tokens/s: every generation takes a few seconds, long enough to kill one mid-way.
-  stack = await startTestStack({ tokensPerSecond: 40, reasoningTokens: 100, seed: 5 });
+  // ~800-token answers at 100 tokens/s: every turn streams for several seconds, long enough to kill one mid-way.
+  stack = await startTestStack({ tokensPerSecond: TOKENS_PER_SECOND, reasoningTokens: 800, seed: 5 });
   stopCpuWorker = await stack.startWorkers({ gpu: false });
 });
 
@@ -44,12 +49,12 @@ afterAll(async () => {
 });
 
 describe('a GPU worker killed mid-generation', () => {
-  it('is replaced by a new worker that finishes the trajectory, with exactly one result row', async () => {
+  it('is replaced by a new worker that resumes the turn from its last heartbeat, with exactly one result row', { timeout: 120_000 }, async () => {
     const [request] = trajectoryRequests('kill', stack.problems.slice(0, 1), 1, { turns: 2 });
-    const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateHeartbeatSeconds: 2 } });
+    const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateHeartbeatSeconds: 3 } });
 
     const first = spawnGpuWorker();
-    await until(() => stack.policy.stats().inFlight > 0, 30_000);
+    await until(() => stack.policy.stats().generatedTokens >= 300, 30_000);
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     const requestsBeforeRestart = stack.policy.stats().requests;
@@ -61,6 +66,12 @@ describe('a GPU worker killed mid-generation', () => {
     // The killed attempt's request was retried after the heartbeat timeout: more requests than turns.
     expect(requestsBeforeRestart).toBeGreaterThanOrEqual(1);
     expect(stack.policy.stats().requests).toBeGreaterThan(2);
+    // Only the tokens after the last heartbeat were generated twice: at most one interval's worth (plus a chunk).
+    const kept = result.turns.reduce((sum, turn) => sum + turn.outputLen, 0);
+    const generatedTwice = stack.policy.stats().generatedTokens - kept;
+    console.log(`kill mid-turn: server generated ${stack.policy.stats().generatedTokens} tokens for ${kept} kept; ${generatedTwice} generated twice`);
+    expect(generatedTwice).toBeGreaterThanOrEqual(0);
+    expect(generatedTwice).toBeLessThanOrEqual((TOKENS_PER_SECOND * HEARTBEAT_MS) / 1000 + 16);
 
     const history = await handle.fetchHistory();
     const generateAttempts = (history.events ?? [])

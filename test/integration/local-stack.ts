@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type pg from 'pg';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
-import { SglangClient } from '../../src/policy/sglang-client.js';
+import { createBackend } from '../../src/policy/backend-config.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
@@ -16,7 +16,8 @@ import { openDatabase } from '../../src/store/database.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { VerifierPool } from '../../src/verifier/index.js';
 import { createCpuWorker } from '../../src/workers/cpu-worker.js';
-import { createGpuWorker } from '../../src/workers/gpu-worker.js';
+import { runGpuWorkerWhileHealthy } from '../../src/workers/healthy-gpu-worker.js';
+import { PolicyVersionWatcher } from '../../src/workers/policy-version-watcher.js';
 import { ensureSearchAttributes } from '../../src/workers/temporal-connection.js';
 
 export const SAMPLE = path.resolve(import.meta.dirname, '../../data/sample.jsonl');
@@ -31,7 +32,7 @@ export interface TestStack {
   problems: Problem[];
   policy: RunningSimulatedPolicy;
   /** Runs a CPU worker (and, unless told not to, a GPU worker) in this process until the returned stop. */
-  startWorkers(options?: { gpu?: boolean }): Promise<() => Promise<void>>;
+  startWorkers(options?: { gpu?: boolean; heartbeatIntervalMs?: number }): Promise<() => Promise<void>>;
   stop(): Promise<void>;
 }
 
@@ -58,16 +59,24 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     const verifier = new VerifierPool({ size: 1 });
     stops.push(() => verifier.close());
 
-    const startWorkers = async (options: { gpu?: boolean } = {}) => {
+    const startWorkers = async (options: { gpu?: boolean; heartbeatIntervalMs?: number } = {}) => {
       const workerConnection = await NativeConnection.connect({ address: temporal.address });
-      const workers: Worker[] = [await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier })];
+      const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier });
+      const running = [cpuWorker.run()];
+      const gpuStop = new AbortController();
+      const backend = createBackend('sglang', policy.url);
+      const versions = new PolicyVersionWatcher(pool, postgres.url, backend, 200);
       if (options.gpu !== false) {
-        workers.push(await createGpuWorker({ connection: workerConnection, namespace: 'default', pool, policy: new SglangClient(policy.url), slots: 16 }));
+        await versions.start();
+        running.push(runGpuWorkerWhileHealthy({
+          connection: workerConnection, namespace: 'default', pool, backend, currentVersion: versions.current, slots: 16, heartbeatIntervalMs: options.heartbeatIntervalMs,
+        }, { signal: gpuStop.signal, intervalMs: 250 }));
       }
-      const running = workers.map((worker) => worker.run());
       return async () => {
-        for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+        gpuStop.abort();
+        if (cpuWorker.getState() === 'RUNNING') cpuWorker.shutdown();
         await Promise.allSettled(running);
+        await versions.stop();
         await workerConnection.close();
       };
     };

@@ -10,7 +10,7 @@ let stopWorkers: () => Promise<void>;
 
 beforeAll(async () => {
   // Answers far longer than the budget: every turn is cut off at 16K new tokens, as AReaL's long runs are.
-  stack = await startTestStack({ reasoningTokens: 60_000, tokensPerSecond: 1e7, seed: 3 });
+  stack = await startTestStack({ reasoningTokens: 60_000, tokensPerSecond: 1e7, chunkTokens: 1024, incrementalStreamingOutput: true, seed: 3 });
   stopWorkers = await stack.startWorkers();
 });
 

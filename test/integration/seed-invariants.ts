@@ -53,3 +53,31 @@ export function expectSeedInvariants(row: ExportedTrajectory, tokenizer: ModelTo
     logprobOffset += length - 1;
   }
 }
+
+/**
+ * Checks `token_versions` against the seed-layout row: one entry per packed token, −1 on prompt and feedback,
+ * each turn's output stamped with non-decreasing versions from version_start to version_end, and the context
+ * of each sequence carrying the versions its tokens were generated under.
+ */
+export function expectTokenVersions(row: ExportedTrajectory): void {
+  expect(row.token_versions).toHaveLength(row.packed_input_ids.length);
+  let offset = 0;
+  let previous: number[] | undefined;
+  row.seqlens.forEach((length, t) => {
+    const contextLen = row.prompt_lens[t]!;
+    const versions = row.token_versions.slice(offset, offset + length);
+    const output = versions.slice(contextLen);
+    expect(output.every((v) => v >= 0)).toBe(true);
+    expect(output.every((v, i) => i === 0 || v >= output[i - 1]!)).toBe(true);
+    expect(output[0]).toBe(row.version_start[t]);
+    expect(output[output.length - 1]).toBe(row.version_end[t]);
+    if (previous) {
+      const feedbackLen = contextLen - previous.length;
+      expect(versions.slice(0, contextLen)).toEqual([...previous, ...Array(feedbackLen).fill(-1)]);
+    } else {
+      expect(versions.slice(0, contextLen)).toEqual(Array(contextLen).fill(-1));
+    }
+    previous = versions;
+    offset += length;
+  });
+}

@@ -10,6 +10,13 @@ export interface SimulatedPolicyConfig {
   /** Longest context (input + new tokens) the simulated model accepts. */
   contextWindow: number;
   faults: Faults;
+  /** Output tokens per streamed chunk (SGLang streams every `--stream-interval` decode steps). */
+  chunkTokens?: number;
+  /**
+   * Stream only the new tokens in each chunk, as SGLang does with `--incremental-streaming-output`; by default
+   * every chunk repeats all output ids and logprobs so far, as SGLang does without it.
+   */
+  incrementalStreamingOutput?: boolean;
   /** Seed for the answer and fault draws; unseeded draws differ run to run, as real sampling does. */
   seed?: number;
 }
@@ -19,6 +26,7 @@ export const DEFAULT_SIMULATED_POLICY: Omit<SimulatedPolicyConfig, 'faults'> = {
   tokensPerSecond: 4000,
   reasoningTokens: 120,
   contextWindow: 131_072,
+  chunkTokens: 8,
 };
 
 export function correctProbabilityAt(config: SimulatedPolicyConfig, turn: number): number {

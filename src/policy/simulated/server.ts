@@ -1,27 +1,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
 import type { ModelTokenizer } from '../../tokens/model-tokenizer.js';
 import { drawFault, faultSchema, type Faults } from './faults.js';
-import { AnswerBook, simulateGeneration } from './generation.js';
+import { AnswerBook, simulateGeneration, type SimulatedGeneration } from './generation.js';
+import { LiveStreams } from './live-streams.js';
+import { emptyStats, recordRequest, type SimulatedPolicyStats, type SimulatedRequestRecord } from './policy-stats.js';
 import { seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
+import { abortRequest, contextTooLong, generateRequest, updateWeightsRequest } from './protocol.js';
+import { readBody, reply, sleepUnlessClosed } from './http-io.js';
+import { streamGeneration } from './stream-response.js';
 
-const generateRequest = z.object({
-  input_ids: z.array(z.number().int().nonnegative()).min(1),
-  sampling_params: z.object({ max_new_tokens: z.number().int().nonnegative().default(128), temperature: z.number().min(0).optional() }).passthrough().default({ max_new_tokens: 128 }),
-  return_logprob: z.boolean().optional(),
-  stream: z.literal(false).optional(),
-}).passthrough();
-
-/** Counters a test reads to see what the server really did. */
-export interface SimulatedPolicyStats {
-  requests: number;
-  completed: number;
-  generatedTokens: number;
-  inFlight: number;
-  faults: Record<string, number>;
-  weightVersion: number;
-}
+export type { SimulatedPolicyStats, SimulatedRequestRecord };
 
 export interface RunningSimulatedPolicy {
   url: string;
@@ -32,25 +21,34 @@ export interface RunningSimulatedPolicy {
 
 /**
  * The simulated policy: an honest stand-in for a GPU inference server. It speaks SGLang's native protocol
- * (`POST /generate` with `input_ids`, `sampling_params`, `return_logprob`), answers with real tokenizer
- * tokens after a delay set by its decode speed, and injects faults on request (`POST /ratchet/faults`).
+ * (`POST /generate` with `input_ids`, `sampling_params`, `return_logprob`, `stream`, `rid`; `/abort_request`;
+ * `/update_weights_from_disk`), answers with real tokenizer tokens after a delay set by its decode speed, and
+ * injects faults on request (`POST /ratchet/faults`).
  */
 export async function startSimulatedPolicy(
   tokenizer: ModelTokenizer, book: AnswerBook, config: SimulatedPolicyConfig, listen: { host?: string; port?: number } = {},
 ): Promise<RunningSimulatedPolicy> {
   const random = config.seed === undefined ? Math.random : seededRandom(config.seed);
   let faults = config.faults;
-  const stats: SimulatedPolicyStats = { requests: 0, completed: 0, generatedTokens: 0, inFlight: 0, faults: {}, weightVersion: 0 };
+  const stats = emptyStats();
+  const live = new LiveStreams();
 
   const server = http.createServer((request, response) => {
-    void route(request, response).catch((error: Error) => reply(response, 500, { error: { message: error.message } }));
+    void route(request, response).catch((error: Error) => {
+      // Mid-stream the status is already sent: cut the connection, as a crashing server would.
+      if (response.headersSent) response.destroy();
+      else reply(response, 500, { error: { message: error.message } });
+    });
   });
 
   async function route(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const path = request.url?.split('?')[0];
-    if (request.method === 'GET' && (path === '/health' || path === '/health_generate')) return reply(response, 200, {});
+    if (request.method === 'GET' && (path === '/health' || path === '/health_generate')) return reply(response, faults.unhealthy ? 503 : 200, {});
     if (request.method === 'GET' && path === '/get_model_info') {
-      return reply(response, 200, { model_path: 'ratchet/simulated-policy', tokenizer_path: tokenizer.directory, is_generation: true, weight_version: String(stats.weightVersion) });
+      return reply(response, 200, {
+        model_path: 'ratchet/simulated-policy', tokenizer_path: tokenizer.directory, is_generation: true,
+        weight_version: String(stats.weightVersion), context_length: config.contextWindow,
+      });
     }
     if (request.method === 'GET' && path === '/ratchet/stats') return reply(response, 200, stats);
     const body = await readBody(request);
@@ -60,56 +58,114 @@ export async function startSimulatedPolicy(
       faults = { ...faults, ...parsed.data };
       return reply(response, 200, faults);
     }
-    if (request.method === 'POST' && path === '/update_weights_from_disk') {
-      stats.weightVersion += 1;
-      return reply(response, 200, { success: true, message: `simulated weights now at version ${stats.weightVersion}`, num_paused_requests: 0 });
+    if (request.method === 'POST' && path === '/update_weights_from_disk') return updateWeights(body, response);
+    if (request.method === 'POST' && path === '/abort_request') {
+      const parsed = abortRequest.safeParse(body);
+      if (!parsed.success) return reply(response, 400, { error: { message: parsed.error.message } });
+      if (parsed.data.abort_all) await live.abortAll('Abort all requests');
+      else if (parsed.data.rid) live.abort(parsed.data.rid, `Abort request ${parsed.data.rid}`);
+      return reply(response, 200, {});
     }
     if (request.method === 'POST' && path === '/generate') return generate(body, response);
     return reply(response, 404, { error: { message: `no route ${request.method} ${path}` } });
+  }
+
+  async function updateWeights(body: unknown, response: http.ServerResponse): Promise<void> {
+    const parsed = updateWeightsRequest.safeParse(body);
+    if (!parsed.success) return reply(response, 400, { error: { message: `invalid /update_weights_from_disk request: ${parsed.error.message}` } });
+    // SGLang aborts before loading, so every in-flight token comes from the weights it started with.
+    if (parsed.data.abort_all_requests) await live.abortAll('Abort for a weight update');
+    const named = parsed.data.weight_version;
+    stats.weightVersion = named && /^\d+$/.test(named) ? Number(named) : stats.weightVersion + 1;
+    return reply(response, 200, { success: true, message: `simulated weights now at version ${stats.weightVersion}`, num_paused_requests: 0 });
   }
 
   async function generate(body: unknown, response: http.ServerResponse): Promise<void> {
     stats.requests += 1;
     const parsed = generateRequest.safeParse(body);
     if (!parsed.success) return reply(response, 400, { error: { message: `invalid /generate request: ${parsed.error.message}` } });
-    const { input_ids: inputIds, sampling_params: sampling } = parsed.data;
-    if (inputIds.length + sampling.max_new_tokens > config.contextWindow) {
-      return reply(response, 400, { error: { message: `Requested token count exceeds the model's maximum context length of ${config.contextWindow} tokens. You requested a total of ${inputIds.length + sampling.max_new_tokens} tokens: ${inputIds.length} tokens from the input messages and ${sampling.max_new_tokens} tokens for the completion.` } });
+    const { input_ids: inputIds, sampling_params: sampling, stream = false, rid = `sim-${stats.requests}` } = parsed.data;
+    const record = recordRequest(stats, { rid, stream, inputIds });
+    const tooLong = contextTooLong(inputIds.length, sampling.max_new_tokens, config.contextWindow);
+    if (tooLong) {
+      record.end = 'rejected';
+      // SGLang raises this inside the stream generator, so a streaming client gets it as an event of a 200 answer.
+      if (!stream) return reply(response, 400, { error: { message: tooLong } });
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      return void response.end(`data: ${JSON.stringify({ error: { message: tooLong } })}\n\ndata: [DONE]\n\n`);
     }
     const fault = drawFault(faults, random);
     if (fault !== 'none') stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
-    if (fault === 'hang') return; // the socket stays open until the client or close() ends it
-    if (fault === 'error') return reply(response, 503, { error: { message: 'simulated server error' } });
-
+    if (fault === 'hang') return void (record.end = 'hang'); // the socket stays open until the client or close() ends it
+    if (fault === 'error') {
+      record.end = 'error';
+      return reply(response, 503, { error: { message: 'simulated server error' } });
+    }
+    if (fault === 'reject') {
+      record.end = 'rejected';
+      return reply(response, 400, { object: 'error', message: 'simulated rejection: invalid sampling parameters', type: 'BadRequestError', param: null, code: 400 });
+    }
     stats.inFlight += 1;
     try {
       const generation = simulateGeneration(tokenizer, book, config, inputIds, sampling.max_new_tokens, random);
-      const decodeMs = faults.latencyMs + (generation.outputIds.length / config.tokensPerSecond) * 1000;
-      const finished = await sleepUnlessClosed(decodeMs, response);
-      if (!finished) return;
-      stats.generatedTokens += generation.outputIds.length;
-      if (fault === 'drop') {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.write('{"text": "');
-        response.socket?.destroy();
-        return;
-      }
-      stats.completed += 1;
-      reply(response, 200, {
-        text: tokenizer.decodeText(generation.outputIds),
-        output_ids: generation.outputIds,
-        meta_info: {
-          id: `sim-${stats.requests}`,
-          finish_reason: generation.finishReason,
-          prompt_tokens: inputIds.length,
-          completion_tokens: generation.outputIds.length,
-          output_token_logprobs: generation.outputIds.map((id, i) => [generation.logprobs[i], id, null]),
-          weight_version: String(stats.weightVersion),
-        },
-      });
+      if (stream) return await streamed(generation, inputIds.length, fault === 'drop', record, response);
+      await whole(generation, inputIds.length, fault === 'drop', record, response);
     } finally {
       stats.inFlight -= 1;
     }
+  }
+
+  async function streamed(generation: SimulatedGeneration, promptTokens: number, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
+    const stream = live.open(record.rid);
+    try {
+      const chunkTokens = Math.max(1, config.chunkTokens ?? 8);
+      record.end = await streamGeneration(response, {
+        generation, promptTokens, chunkTokens, tokensPerSecond: config.tokensPerSecond, latencyMs: faults.latencyMs,
+        incremental: config.incrementalStreamingOutput ?? false,
+        ...(drop ? { dropAfterChunks: Math.floor(Math.ceil(generation.outputIds.length / chunkTokens) / 2) } : {}),
+        version: () => stats.weightVersion,
+        decode: (ids) => tokenizer.decodeText(ids),
+        onSent: (ids, logprobs) => {
+          stats.generatedTokens += ids.length;
+          record.sentIds.push(...ids);
+          record.sentLogprobs.push(...logprobs);
+        },
+      }, stream);
+      if (record.end === 'stop' || record.end === 'length') stats.completed += 1;
+      if (record.end === 'abort') stats.aborted += 1;
+    } finally {
+      live.close(stream);
+    }
+  }
+
+  /** The non-streaming answer: one JSON body after the whole decode time. */
+  async function whole(generation: SimulatedGeneration, promptTokens: number, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
+    const decodeMs = faults.latencyMs + (generation.outputIds.length / config.tokensPerSecond) * 1000;
+    if (!(await sleepUnlessClosed(decodeMs, response))) return void (record.end = 'disconnect');
+    stats.generatedTokens += generation.outputIds.length;
+    if (drop) {
+      record.end = 'drop';
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"text": "');
+      response.socket?.destroy();
+      return;
+    }
+    stats.completed += 1;
+    record.sentIds.push(...generation.outputIds);
+    record.sentLogprobs.push(...generation.logprobs);
+    record.end = generation.finishReason.type;
+    reply(response, 200, {
+      text: tokenizer.decodeText(generation.outputIds),
+      output_ids: generation.outputIds,
+      meta_info: {
+        id: record.rid,
+        finish_reason: generation.finishReason,
+        prompt_tokens: promptTokens,
+        completion_tokens: generation.outputIds.length,
+        output_token_logprobs: generation.outputIds.map((id, i) => [generation.logprobs[i], id, null]),
+        weight_version: String(stats.weightVersion),
+      },
+    });
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -129,29 +185,3 @@ export async function startSimulatedPolicy(
 }
 
 export { AnswerBook };
-
-function reply(response: http.ServerResponse, status: number, body: unknown): void {
-  if (response.headersSent || response.destroyed) return;
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
-}
-
-async function readBody(request: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return {};
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-/** Waits out the decode time; false when the client went away first (its tokens are never delivered). */
-function sleepUnlessClosed(ms: number, response: http.ServerResponse): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onClose = () => { clearTimeout(timer); resolve(false); };
-    const timer = setTimeout(() => { response.off('close', onClose); resolve(true); }, ms);
-    response.once('close', onClose);
-  });
-}

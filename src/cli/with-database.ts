@@ -1,0 +1,19 @@
+import type pg from 'pg';
+import { loadConfig } from '../config.js';
+import { startStack } from '../stack/local-stack.js';
+import { openDatabase } from '../store/database.js';
+
+/** Runs `work` against DATABASE_URL, or the embedded Postgres (starting it again if it is not running). */
+export async function withDatabase<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const stack = await startStack(loadConfig(), { temporal: false });
+  try {
+    const pool = await openDatabase(stack.databaseUrl, { max: 2 });
+    try {
+      return await work(pool);
+    } finally {
+      await pool.end();
+    }
+  } finally {
+    await stack.stop();
+  }
+}

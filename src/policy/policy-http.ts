@@ -1,0 +1,89 @@
+import type { z } from 'zod';
+import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/**
+ * One HTTP call to an inference server. A network failure becomes PolicyUnavailable naming the cause;
+ * an abort by the caller's own signal is rethrown as the signal's reason (a cancellation is not a server fault).
+ */
+export async function send(url: string, init: RequestInit & { json?: unknown }, signal?: AbortSignal): Promise<Response> {
+  const { json, ...rest } = init;
+  try {
+    return await fetch(url, {
+      ...rest,
+      ...(json === undefined ? {} : { body: JSON.stringify(json), headers: { ...JSON_HEADERS, ...rest.headers } }),
+      signal,
+    });
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw new PolicyUnavailable(url, describeNetworkError(error), { cause: error });
+  }
+}
+
+/** The typed error for a non-2xx answer: 429 and 5xx are the server's trouble (retry), other 4xx the request's. */
+export async function failureFor(url: string, response: Response): Promise<Error> {
+  const body = await response.text().catch(() => '');
+  const message = serverMessage(body);
+  if (response.status === 429 || response.status >= 500) return new PolicyUnavailable(url, `HTTP ${response.status}: ${message.slice(0, 300)}`);
+  return new PolicyRejectedRequest(url, response.status, message);
+}
+
+/** Sends a request and parses a 2xx JSON answer against `schema`. */
+export async function requestJson<T>(
+  url: string, init: RequestInit & { json?: unknown }, schema: z.ZodType<T>, timeoutMs = 30_000,
+): Promise<T> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const response = await send(url, init, signal).catch((error: unknown) => {
+    throw signal.aborted ? new PolicyUnavailable(url, `no answer within ${timeoutMs} ms`, { cause: error }) : error;
+  });
+  if (!response.ok) throw await failureFor(url, response);
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new PolicyProtocolError(url, `response is not JSON: ${text.slice(0, 200)}`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new PolicyProtocolError(url, parsed.error.message);
+  return parsed.data;
+}
+
+/** Parses one JSON payload of a stream, or throws PolicyProtocolError. */
+export function parseJson(url: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new PolicyProtocolError(url, `stream chunk is not JSON: ${text.slice(0, 200)}`);
+  }
+}
+
+/**
+ * The human message inside an error body. SGLang answers `{"error": {"message"}}` (its `_create_error_response`)
+ * or `{"object": "error", "message", "type", "code"}` (its ErrorResponse for validation errors); vLLM answers
+ * `{"error": {"message", "type", "param", "code"}}` (serve/engine/protocol.py `ErrorResponse`), older releases the
+ * flat `{"object": "error", "message", ...}`; FastAPI's own 4xx carry `{"detail": ...}`.
+ */
+export function serverMessage(body: string): string {
+  try {
+    const json = JSON.parse(body) as Record<string, unknown>;
+    const nested = json['error'];
+    if (nested && typeof nested === 'object' && typeof (nested as Record<string, unknown>)['message'] === 'string') {
+      return (nested as Record<string, string>)['message']!;
+    }
+    if (typeof nested === 'string') return nested;
+    if (typeof json['message'] === 'string') return json['message'];
+    if (json['detail'] !== undefined) return typeof json['detail'] === 'string' ? json['detail'] : JSON.stringify(json['detail']);
+  } catch {
+    // not JSON: the raw text is the message
+  }
+  return body;
+}
+
+/** undici hides the useful part ("ECONNREFUSED", "other side closed") in `cause`. */
+export function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}

@@ -1,0 +1,59 @@
+import type { InferenceBackend } from './inference-backend.js';
+import { PolicyUnavailable } from './policy-errors.js';
+
+/** Tokens generated so far in one turn, each with its logprob and the policy version it came from. */
+export interface PartialOutput {
+  ids: number[];
+  logprobs: number[];
+  versions: number[];
+}
+
+export interface ResumableRequest {
+  context: readonly number[];
+  maxNewTokens: number;
+  temperature: number;
+  requestId: string;
+  signal?: AbortSignal;
+}
+
+/** Weight updates interrupting one turn this many times in a row without a token in between means a broken server. */
+const MAX_FRUITLESS_ABORTS = 20;
+
+/**
+ * Generates one turn, continuing from `start` (tokens recovered from an earlier attempt). When the server
+ * aborts the request for a weight update, the tokens so far are kept and generation continues under the new
+ * weights from context + those tokens, as AReaL's interruptible generation does.
+ */
+export async function generateResumable(
+  backend: InferenceBackend, request: ResumableRequest, start: PartialOutput,
+  currentVersion: () => number, onProgress: (output: PartialOutput) => void,
+): Promise<{ output: PartialOutput; finishReason: 'stop' | 'length' }> {
+  const output: PartialOutput = { ids: [...start.ids], logprobs: [...start.logprobs], versions: [...start.versions] };
+  let fruitlessAborts = 0;
+  for (let segment = 0; ; segment++) {
+    const remaining = request.maxNewTokens - output.ids.length;
+    if (remaining <= 0) return { output, finishReason: 'length' };
+    const before = output.ids.length;
+    const end = await backend.generate({
+      inputIds: output.ids.length === 0 ? request.context : [...request.context, ...output.ids],
+      maxNewTokens: remaining,
+      temperature: request.temperature,
+      requestId: `${request.requestId}/${segment}`,
+      signal: request.signal,
+    }, (chunk) => {
+      const version = chunk.weightVersion ?? currentVersion();
+      for (let i = 0; i < chunk.ids.length; i++) {
+        output.ids.push(chunk.ids[i]!);
+        output.logprobs.push(chunk.logprobs[i] ?? 0);
+        output.versions.push(version);
+      }
+      onProgress(output);
+    });
+    if (end.finishReason !== 'abort') return { output, finishReason: end.finishReason };
+    request.signal?.throwIfAborted();
+    fruitlessAborts = output.ids.length > before ? 0 : fruitlessAborts + 1;
+    if (fruitlessAborts >= MAX_FRUITLESS_ABORTS) {
+      throw new PolicyUnavailable(backend.url, `request ${request.requestId} aborted ${fruitlessAborts} times in a row without progress`);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
+import { PolicyProtocolError, PolicyRejectedRequest } from './policy-errors.js';
+import { parseJson, requestJson, send } from './policy-http.js';
+import { SglangStreamDecoder } from './sglang-stream-decoder.js';
+import { runTokenStream } from './token-stream.js';
+
+const HEALTH_TIMEOUT_MS = 2_000;
+
+// GET /get_model_info (http_server.py): model_path, tokenizer_path, is_generation, weight_version. Real SGLang does
+// not report the context length here; the simulated policy does, so it is read first when present.
+const modelInfo = z.object({ model_path: z.string(), context_length: z.number().int().positive().optional() }).passthrough();
+// GET /v1/models: ModelCard(max_model_len = model_config.context_len).
+const modelList = z.object({ data: z.array(z.object({ max_model_len: z.number().int().positive().nullish() }).passthrough()) }).passthrough();
+// GET /get_server_info: the ServerArgs (context_length is null unless set on the command line) plus scheduler info.
+const serverInfo = z.object({ context_length: z.number().int().positive().nullish() }).passthrough();
+// POST /update_weights_from_disk answers {success, message, num_paused_requests}: 200 on success, 400 otherwise.
+const updateResult = z.object({ success: z.boolean(), message: z.string().default('') }).passthrough();
+
+/**
+ * SGLang's native API, token in and token out: `POST /generate` with `input_ids` and `stream: true`, `rid` set to
+ * our request id so `/abort_request` can stop it. The simulated policy speaks the same protocol.
+ */
+export class SglangBackend implements InferenceBackend {
+  readonly kind = 'sglang' as const;
+  readonly url: string;
+  private contextLength: Promise<number> | undefined;
+
+  constructor(url: string) {
+    this.url = url.replace(/\/+$/, '');
+  }
+
+  async generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
+    const url = `${this.url}/generate`;
+    const decoder = new SglangStreamDecoder(url);
+    try {
+      const finishReason = await runTokenStream({
+        url,
+        // GenerateReqInput (io_struct.py); `return_text_in_logprobs` defaults to false, so entries carry no text.
+        body: {
+          input_ids: [...request.inputIds],
+          sampling_params: { max_new_tokens: request.maxNewTokens, temperature: request.temperature },
+          return_logprob: true,
+          stream: true,
+          rid: request.requestId,
+        },
+        signal: request.signal,
+        onData: (data) => {
+          const decoded = decoder.decode(parseJson(url, data));
+          for (const chunk of decoded.chunks) onChunk(chunk);
+          return decoded.finishReason;
+        },
+      });
+      return { finishReason };
+    } catch (error) {
+      // SGLang aborts a disconnected stream on its own only after 2 s (create_abort_task); free the slot now.
+      if (request.signal?.aborted) this.abort(request.requestId).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** `POST /abort_request {rid}`: the request's stream then ends with finish_reason `abort`. */
+  async abort(requestId: string): Promise<void> {
+    await requestJson(`${this.url}/abort_request`, { method: 'POST', json: { rid: requestId } }, z.unknown(), 5_000);
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      const response = await send(`${this.url}/health`, { method: 'GET' }, AbortSignal.timeout(HEALTH_TIMEOUT_MS));
+      await response.body?.cancel();
+      return response.status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * `POST /update_weights_from_disk` (UpdateWeightFromDiskReqInput: model_path, load_format, abort_all_requests,
+   * weight_version). `abort_all_requests` ends every in-flight request with `abort` before loading, so no token
+   * mixes two versions; `weight_version` is what later chunks report in `meta_info.weight_version`.
+   */
+  async updateWeights(version: number, weightsPath?: string): Promise<void> {
+    const modelPath = weightsPath ?? (await requestJson(`${this.url}/get_model_info`, { method: 'GET' }, modelInfo)).model_path;
+    const url = `${this.url}/update_weights_from_disk`;
+    // Loading a checkpoint takes as long as the disk does; an hour bounds a wedged server, not a slow one.
+    const result = await requestJson(url, {
+      method: 'POST',
+      json: { model_path: modelPath, abort_all_requests: true, weight_version: String(version) },
+    }, updateResult, 3_600_000);
+    if (!result.success) throw new PolicyRejectedRequest(url, 200, `weight update to version ${version} failed: ${result.message}`);
+  }
+
+  contextWindow(): Promise<number> {
+    this.contextLength ??= this.readContextWindow().catch((error: unknown) => {
+      this.contextLength = undefined;
+      throw error;
+    });
+    return this.contextLength;
+  }
+
+  private async readContextWindow(): Promise<number> {
+    const info = await requestJson(`${this.url}/get_model_info`, { method: 'GET' }, modelInfo, 10_000);
+    if (info.context_length) return info.context_length;
+    const models = await requestJson(`${this.url}/v1/models`, { method: 'GET' }, modelList, 10_000).catch(() => undefined);
+    const fromModels = models?.data[0]?.max_model_len;
+    if (fromModels) return fromModels;
+    const server = await requestJson(`${this.url}/get_server_info`, { method: 'GET' }, serverInfo, 10_000);
+    if (server.context_length) return server.context_length;
+    throw new PolicyProtocolError(this.url, 'neither /get_model_info, /v1/models nor /get_server_info reports a context length');
+  }
+}

@@ -1,0 +1,40 @@
+/** What the simulated policy did with one `/generate` request, so a test can compare it with what a client got. */
+export interface SimulatedRequestRecord {
+  rid: string;
+  stream: boolean;
+  inputIds: number[];
+  /** The tokens that reached the client, with their logprobs. */
+  sentIds: number[];
+  sentLogprobs: number[];
+  /** How it ended, once it has: `disconnect` when the client went away, `drop` for the injected fault. */
+  end?: 'stop' | 'length' | 'abort' | 'disconnect' | 'drop' | 'error' | 'hang' | 'rejected';
+}
+
+/** Counters a test reads to see what the server really did. */
+export interface SimulatedPolicyStats {
+  requests: number;
+  completed: number;
+  /** Tokens actually sent to clients. */
+  generatedTokens: number;
+  /** Streams ended by `/abort_request` or a weight update. */
+  aborted: number;
+  inFlight: number;
+  faults: Record<string, number>;
+  weightVersion: number;
+  /** The latest requests, oldest first (at most RECENT_REQUESTS). */
+  recent: SimulatedRequestRecord[];
+}
+
+const RECENT_REQUESTS = 64;
+
+export function emptyStats(): SimulatedPolicyStats {
+  return { requests: 0, completed: 0, generatedTokens: 0, aborted: 0, inFlight: 0, faults: {}, weightVersion: 0, recent: [] };
+}
+
+/** Starts the record of a request, keeping only the latest few so a long-running server stays small. */
+export function recordRequest(stats: SimulatedPolicyStats, record: Omit<SimulatedRequestRecord, 'sentIds' | 'sentLogprobs'>): SimulatedRequestRecord {
+  const full: SimulatedRequestRecord = { ...record, sentIds: [], sentLogprobs: [] };
+  stats.recent.push(full);
+  if (stats.recent.length > RECENT_REQUESTS) stats.recent.shift();
+  return full;
+}

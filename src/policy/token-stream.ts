@@ -1,0 +1,61 @@
+import type { FinishReason } from '../trajectory/turn.js';
+import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
+import { describeNetworkError, failureFor, send } from './policy-http.js';
+import { serverSentData } from './server-sent-events.js';
+
+export interface TokenStreamCall {
+  url: string;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** The caller's cancellation: the stream stops and the signal's reason is thrown. */
+  signal?: AbortSignal;
+  /** Our own interruption (vLLM has no server-side abort by id): the stream stops and ends with `abort`. */
+  interrupt?: AbortSignal;
+  /** Handles one `data:` payload; returns the finish reason once the server reports one. */
+  onData(data: string): FinishReason | undefined;
+}
+
+/** An error thrown by onData's consumer, carried out of the classification below untouched. */
+class ConsumerError {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * POSTs a streaming request and feeds every SSE payload to `onData` until a finish reason arrives.
+ * A stream that stops without one (a dropped connection, `[DONE]` too early) is PolicyUnavailable: the
+ * tokens delivered so far stay delivered, and the caller decides whether to resume.
+ */
+export async function runTokenStream(call: TokenStreamCall): Promise<FinishReason> {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  call.signal?.addEventListener('abort', stop, { once: true });
+  call.interrupt?.addEventListener('abort', stop, { once: true });
+  try {
+    call.signal?.throwIfAborted();
+    if (call.interrupt?.aborted) return 'abort';
+    const response = await send(call.url, { method: 'POST', json: call.body, headers: call.headers }, controller.signal);
+    if (!response.ok) throw await failureFor(call.url, response);
+    if (!response.body) throw new PolicyProtocolError(call.url, 'streaming response has no body');
+    for await (const data of serverSentData(response.body)) {
+      if (data === '[DONE]') break;
+      let finish: FinishReason | undefined;
+      try {
+        finish = call.onData(data);
+      } catch (error) {
+        throw error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable
+          ? error : new ConsumerError(error);
+      }
+      if (finish) return finish;
+    }
+    throw new PolicyUnavailable(call.url, 'the stream ended before the server reported a finish reason');
+  } catch (error) {
+    if (error instanceof ConsumerError) throw error.error;
+    if (call.signal?.aborted) throw call.signal.reason;
+    if (call.interrupt?.aborted) return 'abort';
+    if (error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable) throw error;
+    throw new PolicyUnavailable(call.url, `connection dropped mid-stream (${describeNetworkError(error)})`, { cause: error });
+  } finally {
+    call.signal?.removeEventListener('abort', stop);
+    call.interrupt?.removeEventListener('abort', stop);
+  }
+}

@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
+import { PolicyProtocolError, PolicyUnavailable } from './policy-errors.js';
+import { failureFor, parseJson, requestJson, send } from './policy-http.js';
+import { runTokenStream } from './token-stream.js';
+import { decodeVllmChunk } from './vllm-stream-decoder.js';
+
+const HEALTH_TIMEOUT_MS = 2_000;
+
+// GET /v1/models: {object: 'list', data: [ModelCard{id, root, max_model_len, ...}]}.
+const modelList = z.object({
+  data: z.array(z.object({ id: z.string(), max_model_len: z.number().int().positive().nullish() }).passthrough()).min(1),
+}).passthrough();
+
+/**
+ * vLLM's OpenAI-compatible `/v1/completions`, token in and token out: the prompt is a list of token ids (a valid
+ * completions prompt), and `return_tokens_as_token_ids` makes every streamed logprob token read `token_id:<id>`,
+ * so no text is ever re-tokenized. vLLM has no abort-by-id endpoint on its public API but aborts a request whose
+ * client disconnects, so `abort` closes our own connection for that request.
+ */
+export class VllmBackend implements InferenceBackend {
+  readonly kind = 'vllm' as const;
+  readonly url: string;
+  private model: Promise<{ id: string; maxModelLen: number | undefined }> | undefined;
+  /** In-flight requests by our request id: aborting one ends its stream with `abort`. */
+  private readonly interrupts = new Map<string, AbortController>();
+
+  constructor(url: string) {
+    this.url = url.replace(/\/+$/, '');
+  }
+
+  async generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
+    const { id: model } = await this.servedModel();
+    const url = `${this.url}/v1/completions`;
+    const interrupt = new AbortController();
+    this.interrupts.set(request.requestId, interrupt);
+    try {
+      const finishReason = await runTokenStream({
+        url,
+        body: {
+          model,
+          prompt: [...request.inputIds],
+          max_tokens: request.maxNewTokens,
+          temperature: request.temperature,
+          // 1, not 0: the sampled token's own logprob is always included, and some releases treat 0 as "off".
+          logprobs: 1,
+          return_tokens_as_token_ids: true,
+          stream: true,
+        },
+        // Names the request in vLLM's logs (used as its id with --enable-request-id-headers).
+        headers: { 'x-request-id': request.requestId },
+        signal: request.signal,
+        interrupt: interrupt.signal,
+        onData: (data) => {
+          const decoded = decodeVllmChunk(url, parseJson(url, data));
+          if (decoded.chunk) onChunk(decoded.chunk);
+          return decoded.finishReason;
+        },
+      });
+      return { finishReason };
+    } finally {
+      if (this.interrupts.get(request.requestId) === interrupt) this.interrupts.delete(request.requestId);
+    }
+  }
+
+  /** Closes our connection for the request; vLLM aborts it on disconnect, and our stream ends with `abort`. */
+  async abort(requestId: string): Promise<void> {
+    this.interrupts.get(requestId)?.abort();
+  }
+
+  async health(): Promise<boolean> {
+    try {
+      const response = await send(`${this.url}/health`, { method: 'GET' }, AbortSignal.timeout(HEALTH_TIMEOUT_MS));
+      await response.body?.cancel();
+      return response.status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * vLLM's documented in-place checkpoint reload is the worker method `reload_weights(weights_path=...)`
+   * (docs "Layerwise weight reloading", mid-level `reload_weights` API), which the server exposes as
+   * `POST /collective_rpc {"method": "reload_weights", "kwargs": {"weights_path": ...}}` when started with
+   * `VLLM_SERVER_DEV_MODE=1` (serve/dev/rpc/api_router.py). Around it: `POST /pause?mode=abort` ends every
+   * in-flight request with finish_reason `abort` (serve/dev/rlhf/api_router.py), `/reset_prefix_cache` drops KV
+   * computed with the old weights, `/resume` reopens. Releases without /pause still get our own requests
+   * interrupted. vLLM keeps no weight version, so `version` only names the update in errors.
+   */
+  async updateWeights(version: number, weightsPath?: string): Promise<void> {
+    for (const interrupt of this.interrupts.values()) interrupt.abort();
+    await this.devCall('/pause?mode=abort', undefined, { optional: true });
+    try {
+      await this.devCall('/collective_rpc', { method: 'reload_weights', kwargs: weightsPath ? { weights_path: weightsPath } : {} }, {
+        optional: false, what: `reload weights for version ${version}`,
+      });
+      await this.devCall('/reset_prefix_cache', undefined, { optional: true });
+    } finally {
+      await this.devCall('/resume', undefined, { optional: true });
+    }
+  }
+
+  async contextWindow(): Promise<number> {
+    const { maxModelLen } = await this.servedModel();
+    if (!maxModelLen) throw new PolicyProtocolError(`${this.url}/v1/models`, 'the model card has no max_model_len');
+    return maxModelLen;
+  }
+
+  private servedModel(): Promise<{ id: string; maxModelLen: number | undefined }> {
+    this.model ??= requestJson(`${this.url}/v1/models`, { method: 'GET' }, modelList, 10_000)
+      .then((list) => ({ id: list.data[0]!.id, maxModelLen: list.data[0]!.max_model_len ?? undefined }))
+      .catch((error: unknown) => {
+        this.model = undefined;
+        throw error;
+      });
+    return this.model;
+  }
+
+  /** A dev-mode endpoint; `optional` ones are skipped where the server lacks them (404). */
+  private async devCall(path: string, json: unknown, options: { optional: boolean; what?: string }): Promise<void> {
+    const url = `${this.url}${path}`;
+    // Reloading a checkpoint takes as long as the disk does; an hour bounds a wedged server, not a slow one.
+    const timeout = AbortSignal.timeout(3_600_000);
+    const response = await send(url, { method: 'POST', ...(json === undefined ? {} : { json }) }, timeout).catch((error: unknown) => {
+      throw timeout.aborted ? new PolicyUnavailable(url, 'no answer within an hour', { cause: error }) : error;
+    });
+    if (response.ok || (options.optional && response.status === 404)) {
+      await response.body?.cancel();
+      return;
+    }
+    const failure = await failureFor(url, response);
+    if (response.status === 404) failure.message += ` (${options.what ?? path} needs a vLLM server started with VLLM_SERVER_DEV_MODE=1)`;
+    throw failure;
+  }
+}

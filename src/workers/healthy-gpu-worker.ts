@@ -1,0 +1,50 @@
+import type { Worker } from '@temporalio/worker';
+import { log } from '../logging.js';
+import { createGpuWorker, type GpuWorkerDeps } from './gpu-worker.js';
+
+export interface HealthGateOptions {
+  /** How often the server's health is checked. */
+  intervalMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs a GPU worker only while its inference server is healthy. When the server turns unhealthy the worker
+ * stops polling (in-flight turns fail over by retry) instead of taking tasks it would fail; when the server
+ * is healthy again a new worker starts polling. Returns when `signal` aborts.
+ */
+export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: HealthGateOptions = {}): Promise<void> {
+  const intervalMs = options.intervalMs ?? 2_000;
+  const stopped = () => options.signal?.aborted ?? false;
+  while (!stopped()) {
+    if (!(await deps.backend.health())) {
+      await sleep(intervalMs, options.signal);
+      continue;
+    }
+    const worker: Worker = await createGpuWorker(deps);
+    const watch = setInterval(() => {
+      void deps.backend.health().then((healthy) => {
+        if (!healthy && worker.getState() === 'RUNNING') {
+          log.warn({ server: deps.backend.url }, 'inference server unhealthy: GPU worker stops taking tasks until it recovers');
+          worker.shutdown();
+        }
+      });
+    }, intervalMs);
+    const onAbort = () => { if (worker.getState() === 'RUNNING') worker.shutdown(); };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      await worker.run();
+    } finally {
+      clearInterval(watch);
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const onAbort = () => { clearTimeout(timer); resolve(); };
+    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

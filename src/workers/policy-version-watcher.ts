@@ -1,0 +1,47 @@
+import pg from 'pg';
+import type { InferenceBackend } from '../policy/inference-backend.js';
+import { latestPolicyVersion, POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
+
+/**
+ * Keeps one inference server on the newest published policy version: loads each new version's weights into
+ * it (interrupting in-flight requests, which resume under the new weights) and tells generation which
+ * version tokens come from when the server does not say. Reacts to NOTIFY at once and polls as a fallback.
+ */
+export class PolicyVersionWatcher {
+  private version = 0;
+  private listener: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string, private readonly backend: InferenceBackend, private readonly pollMs = 2_000) {}
+
+  /** The version the server is known to serve now. */
+  readonly current = (): number => this.version;
+
+  async start(): Promise<void> {
+    await this.sync();
+    this.listener = new pg.Client({ connectionString: this.databaseUrl });
+    this.listener.on('error', () => undefined); // polling still covers a lost listener
+    await this.listener.connect();
+    this.listener.on('notification', () => void this.sync());
+    await this.listener.query(`LISTEN ${POLICY_VERSION_CHANNEL}`);
+    this.timer = setInterval(() => void this.sync(), this.pollMs);
+  }
+
+  /** Loads the newest version if the server is behind; calls are serialised so versions apply in order. */
+  sync(): Promise<void> {
+    this.syncing = this.syncing.then(async () => {
+      const latest = await latestPolicyVersion(this.pool).catch(() => undefined);
+      if (!latest || latest.version <= this.version) return;
+      await this.backend.updateWeights(latest.version, latest.weightsPath ?? undefined);
+      this.version = latest.version;
+    }).catch(() => undefined); // retried at the next poll
+    return this.syncing;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.listener?.end().catch(() => undefined);
+    await this.syncing;
+  }
+}

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { runRollouts } from '../../src/rollout/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import { expectSeedInvariants, expectTokenVersions } from './seed-invariants.js';
+import { startTestStack, type TestStack } from './local-stack.js';
+
+const CONTEXT_WINDOW = 700;
+let stack: TestStack;
+let stopWorkers: () => Promise<void>;
+
+beforeAll(async () => {
+  // A small model window: ~200-token answers exhaust it within a few turns.
+  stack = await startTestStack({ contextWindow: CONTEXT_WINDOW, reasoningTokens: 200, seed: 4 });
+  stopWorkers = await stack.startWorkers();
+});
+
+afterAll(async () => {
+  await stopWorkers?.();
+  await stack?.stop();
+});
+
+async function exported(prefix: string, includeFailed = false): Promise<ExportedTrajectory[]> {
+  const rows: ExportedTrajectory[] = [];
+  for await (const row of readTrajectories(stack.pool, { includeFailed })) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
+  return rows;
+}
+
+describe('generation limits', () => {
+  it('caps each turn to what the context window has left and ends the trajectory when it is exhausted', async () => {
+    const results = await runRollouts(stack.client, trajectoryRequests('window', stack.problems.slice(0, 4), 1, { maxNewTokens: 1024 }));
+    expect(results.map((r) => [r.status, r.endReason])).toEqual(Array(4).fill(['completed', 'context_exhausted']));
+    for (const row of await exported('window/')) {
+      expect(row.end_reason).toBe('context_exhausted');
+      expect(Math.max(...row.seqlens)).toBeLessThanOrEqual(CONTEXT_WINDOW);
+      expectSeedInvariants(row, stack.tokenizer);
+      expectTokenVersions(row);
+    }
+  });
+
+  it('fails a trajectory whose server rejects the request, without retrying, and records the failure', async () => {
+    stack.policy.setFaults({ rejectRate: 1 });
+    try {
+      const [request] = trajectoryRequests('rejected', stack.problems.slice(4, 5), 1, { turns: 2 });
+      const { handle } = await submitTrajectory(stack.client, request!);
+      const error = await handle.result().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      expect((error as WorkflowFailedError).cause?.message).toMatch(/rejected the request \(HTTP 400\)/);
+      expect(stack.policy.stats().faults.reject).toBe(1);
+      const [row] = await exported('rejected/', true);
+      expect(row).toMatchObject({ status: 'failed', rewards: [], end_reason: null });
+      expect(row!.error).toMatch(/HTTP 400/);
+    } finally {
+      stack.policy.setFaults({ rejectRate: 0 });
+    }
+  });
+
+  it('stops taking generation tasks while the server is unhealthy and finishes them once it recovers', async () => {
+    stack.policy.setFaults({ unhealthy: true });
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // the health gate notices within its interval
+    const requestsBefore = stack.policy.stats().requests;
+    const running = runRollouts(stack.client, trajectoryRequests('outage', stack.problems.slice(5, 8), 1, { turns: 2 }));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(stack.policy.stats().requests).toBe(requestsBefore);
+    stack.policy.setFaults({ unhealthy: false });
+    const results = await running;
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+  });
+});

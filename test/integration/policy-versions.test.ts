@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRollouts } from '../../src/rollout/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { latestPolicyVersion, publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import { expectSeedInvariants, expectTokenVersions } from './seed-invariants.js';
+import { startTestStack, type TestStack } from './local-stack.js';
+
+let stack: TestStack;
+let stopWorkers: () => Promise<void>;
+
+beforeAll(async () => {
+  // ~400-token answers at 200 tokens/s: a turn streams for about two seconds, long enough to publish mid-turn.
+  stack = await startTestStack({ tokensPerSecond: 200, reasoningTokens: 400, seed: 9 });
+  stopWorkers = await stack.startWorkers();
+});
+
+afterAll(async () => {
+  await stopWorkers?.();
+  await stack?.stop();
+});
+
+async function exported(prefix: string): Promise<ExportedTrajectory[]> {
+  const rows: ExportedTrajectory[] = [];
+  for await (const row of readTrajectories(stack.pool)) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
+  return rows;
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('policy versions', () => {
+  it('splits a turn across the versions it was generated under when a version is published mid-turn', async () => {
+    const [request] = trajectoryRequests('bump', stack.problems.slice(0, 1), 1, { turns: 2 });
+    const { handle } = await submitTrajectory(stack.client, request!);
+    await until(() => stack.policy.stats().generatedTokens >= 60, 20_000);
+    await publishPolicyVersion(stack.pool, 1, '/weights/step-1');
+    const result = await handle.result();
+
+    expect(result.turns[0]!.versionStart).toBe(0);
+    expect(result.turns[0]!.versionEnd).toBe(1);
+    expect(result.turns[1]!.versionStart).toBe(1);
+    const [row] = await exported('bump/');
+    expectSeedInvariants(row!, stack.tokenizer);
+    expectTokenVersions(row!);
+    const firstOutput = row!.token_versions.slice(row!.prompt_lens[0]!, row!.seqlens[0]!);
+    expect(firstOutput).toContain(0);
+    expect(firstOutput).toContain(1);
+    expect(stack.policy.stats().weightVersion).toBe(1);
+  });
+
+  it('refuses a version that does not move forward', async () => {
+    await expect(publishPolicyVersion(stack.pool, 1)).rejects.toThrow(/not newer than the published version 1/);
+    expect((await latestPolicyVersion(stack.pool))?.version).toBe(1);
+  });
+
+  it('exports rows that pass the seed and token-version checks across a run with a version bump', async () => {
+    const running = runRollouts(stack.client, trajectoryRequests('run-bump', stack.problems.slice(1, 7), 1, { turns: 3 }));
+    await until(() => stack.policy.stats().inFlight > 0, 20_000);
+    await publishPolicyVersion(stack.pool, 2);
+    const results = await running;
+    expect(results.every((r) => r.status === 'completed')).toBe(true);
+    const rows = await exported('run-bump/');
+    expect(rows).toHaveLength(6);
+    for (const row of rows) {
+      expectSeedInvariants(row, stack.tokenizer);
+      expectTokenVersions(row);
+    }
+    expect(rows.some((row) => row.version_end.includes(2))).toBe(true);
+  });
+});

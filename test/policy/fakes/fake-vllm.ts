@@ -1,0 +1,142 @@
+import type http from 'node:http';
+import { z } from 'zod';
+import { fakeOutput, listen, pause, sendEvent, sendJson, startEvents, type FakeFault, type ServedRequest } from './fake-http.js';
+
+/**
+ * A local stand-in for a vLLM OpenAI-compatible server, answering with the shapes of vllm/entrypoints/openai:
+ * streamed `CompletionStreamResponse` chunks carrying only new tokens, `logprobs.tokens` as `"token_id:<id>"`
+ * with `return_tokens_as_token_ids`, finish reasons stop/length/abort, `{"error": {message, type, param, code}}`
+ * error bodies, `/v1/models` with `max_model_len`, and the dev-mode (`VLLM_SERVER_DEV_MODE=1`) endpoints
+ * `/pause`, `/resume`, `/collective_rpc`, `/reset_prefix_cache`. A client disconnect aborts the request.
+ */
+export interface FakeVllmOptions {
+  maxModelLen?: number;
+  outputLength?: number;
+  chunkTokens?: number;
+  chunkDelayMs?: number;
+  devMode?: boolean;
+}
+
+export const FAKE_VLLM_MODEL = 'Qwen/Qwen3-0.6B';
+export const FAKE_VLLM_EOS = 151645;
+
+// CompletionRequest: model and prompt are required; prompt may be text or token ids (one list or a batch).
+const completionBody = z.object({
+  model: z.string(),
+  prompt: z.union([z.string(), z.array(z.string()), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int()))]),
+  max_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).nullish(),
+  logprobs: z.number().int().min(0).nullish(),
+  return_tokens_as_token_ids: z.boolean().nullish(),
+  stream: z.boolean().nullish(),
+}).passthrough();
+const rpcBody = z.object({ method: z.string(), args: z.array(z.string()).default([]), kwargs: z.record(z.string(), z.string()).default({}) });
+
+export async function startFakeVllm(options: FakeVllmOptions = {}) {
+  const maxModelLen = options.maxModelLen ?? 4096;
+  const served = new Map<string, ServedRequest>();
+  const streams = new Set<AbortController>();
+  const rpcCalls: Array<z.infer<typeof rpcBody>> = [];
+  const devCalls: string[] = [];
+  let fault: FakeFault = 'none';
+  let requests = 0;
+
+  const server = await listen(async (request, body, response) => {
+    const [path, query = ''] = (request.url ?? '').split('?');
+    if (request.method === 'GET' && path === '/health') return void response.writeHead(200).end();
+    if (request.method === 'GET' && path === '/v1/models') {
+      return sendJson(response, 200, { object: 'list', data: [{ id: FAKE_VLLM_MODEL, object: 'model', created: 0, owned_by: 'vllm', root: FAKE_VLLM_MODEL, parent: null, max_model_len: maxModelLen, permission: [] }] });
+    }
+    if (request.method === 'POST' && path === '/v1/completions') return complete(request, body, response);
+    if (request.method === 'POST' && options.devMode !== false && ['/pause', '/resume', '/reset_prefix_cache', '/collective_rpc'].includes(path!)) {
+      devCalls.push(`${path}${query ? `?${query}` : ''}`);
+      if (path === '/pause' && new URLSearchParams(query).get('mode') !== 'keep') for (const stream of streams) stream.abort();
+      if (path !== '/collective_rpc') return sendJson(response, 200, path === '/pause' ? { status: 'paused' } : { status: 'ok' });
+      const parsed = rpcBody.safeParse(body);
+      if (!parsed.success) return error(response, 400, 'BadRequestError', "Missing 'method' in request body");
+      rpcCalls.push(parsed.data);
+      return sendJson(response, 200, { results: [null] });
+    }
+    sendJson(response, 404, { detail: 'Not Found' });
+  });
+
+  async function complete(request: http.IncomingMessage, body: unknown, response: http.ServerResponse): Promise<void> {
+    const requestId = String(request.headers['x-request-id'] ?? `cmpl-${++requests}`);
+    const parsed = completionBody.safeParse(body);
+    const record: ServedRequest = { body: (body ?? {}) as Record<string, unknown>, sentIds: [], sentLogprobs: [] };
+    served.set(requestId, record);
+    if (!parsed.success) return error(response, 400, 'BadRequestError', parsed.error.message);
+    const completion = parsed.data;
+    if (completion.model !== FAKE_VLLM_MODEL) return error(response, 404, 'NotFoundError', `The model \`${completion.model}\` does not exist.`);
+    if (fault === 'error') return error(response, 500, 'InternalServerError', 'EngineCore encountered an issue.');
+    const prompt = completion.prompt;
+    if (typeof prompt === 'string' || typeof prompt[0] !== 'number') return error(response, 400, 'BadRequestError', 'the fake serves one token-id prompt');
+    const promptIds = prompt as number[];
+    const maxTokens = completion.max_tokens ?? 16;
+    if (promptIds.length + maxTokens > maxModelLen) {
+      return error(response, 400, 'BadRequestError', `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${promptIds.length + maxTokens} tokens (${promptIds.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`);
+    }
+    if (!completion.stream) return error(response, 400, 'BadRequestError', 'the fake only streams');
+    const output = fakeOutput(promptIds, options.outputLength ?? 40, maxTokens, FAKE_VLLM_EOS);
+    const abort = new AbortController();
+    streams.add(abort);
+    startEvents(response);
+    try {
+      record.end = await stream(response, output, completion, abort.signal, record);
+    } finally {
+      streams.delete(abort);
+    }
+  }
+
+  async function stream(response: http.ServerResponse, output: ReturnType<typeof fakeOutput>, completion: z.infer<typeof completionBody>, signal: AbortSignal, record: ServedRequest): Promise<ServedRequest['end']> {
+    let sent = 0;
+    while (sent < output.ids.length) {
+      if (!(await pause(options.chunkDelayMs ?? 10, response, signal))) {
+        if (!signal.aborted) return 'disconnect';
+        break;
+      }
+      if (fault === 'drop' && sent > 0) {
+        response.socket?.destroy();
+        return 'drop';
+      }
+      const end = Math.min(sent + (options.chunkTokens ?? 4), output.ids.length);
+      sendEvent(response, chunk(output, sent, end, completion, end < output.ids.length ? null : output.finish));
+      record.sentIds.push(...output.ids.slice(sent, end));
+      record.sentLogprobs.push(...output.logprobs.slice(sent, end));
+      sent = end;
+    }
+    if (sent < output.ids.length) sendEvent(response, chunk(output, sent, sent, completion, 'abort'));
+    if (!response.destroyed) response.end('data: [DONE]\n\n');
+    return sent < output.ids.length ? 'abort' : output.finish;
+  }
+
+  function chunk(output: ReturnType<typeof fakeOutput>, start: number, end: number, completion: z.infer<typeof completionBody>, finish: string | null): unknown {
+    const ids = output.ids.slice(start, end);
+    const token = (id: number) => (completion.return_tokens_as_token_ids ? `token_id:${id}` : `<${id}>`);
+    const logprobs = completion.logprobs === null || completion.logprobs === undefined ? null : {
+      text_offset: ids.map((_, i) => i * 6),
+      token_logprobs: ids.map((_, i) => output.logprobs[start + i]),
+      tokens: ids.map(token),
+      top_logprobs: ids.map((id, i) => ({ [token(id)]: output.logprobs[start + i] })),
+    };
+    return {
+      id: 'cmpl-fake', object: 'text_completion', created: 0, model: FAKE_VLLM_MODEL,
+      choices: [{ index: 0, text: ids.map((id) => `<${id}>`).join(''), logprobs, finish_reason: finish, stop_reason: null }],
+    };
+  }
+
+  return {
+    url: server.url,
+    maxModelLen,
+    served: (requestId: string) => served.get(requestId),
+    rpcCalls: () => [...rpcCalls],
+    devCalls: () => [...devCalls],
+    setFault: (next: FakeFault) => { fault = next; },
+    close: server.close,
+  };
+}
+
+/** vLLM's ErrorResponse: `{"error": {message, type, param, code}}` with the HTTP status as `code`. */
+function error(response: http.ServerResponse, status: number, type: string, message: string): void {
+  sendJson(response, status, { error: { message, type, param: null, code: status } });
+}

@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PolicyProtocolError, PolicyRejectedRequest } from '../../src/policy/policy-errors.js';
+import { VllmBackend } from '../../src/policy/vllm-backend.js';
+import { decodeVllmChunk } from '../../src/policy/vllm-stream-decoder.js';
+import { runBackendContract } from './backend-contract.case.js';
+import { FAKE_VLLM_MODEL, startFakeVllm } from './fakes/fake-vllm.js';
+
+runBackendContract('VllmBackend', async () => {
+  const fake = await startFakeVllm();
+  return {
+    backend: new VllmBackend(fake.url),
+    backendAt: (url) => new VllmBackend(url),
+    prompt: [151644, 872, 198, 3838, 374, 220, 21, 24768, 220, 22, 30, 151645],
+    contextWindow: fake.maxModelLen,
+    reportsWeightVersion: false,
+    served: (requestId) => {
+      const record = fake.served(requestId);
+      return record && { prompt: record.body['prompt'], sentIds: record.sentIds, sentLogprobs: record.sentLogprobs, end: record.end };
+    },
+    setFault: fake.setFault,
+    close: fake.close,
+  };
+});
+
+describe('VllmBackend against fake vLLM', () => {
+  let fake: Awaited<ReturnType<typeof startFakeVllm>>;
+  let backend: VllmBackend;
+  beforeAll(async () => {
+    fake = await startFakeVllm();
+    backend = new VllmBackend(fake.url);
+  });
+  afterAll(async () => { await fake?.close(); });
+
+  it('asks for token-id prompts, logprobs and token ids back, under the served model name', async () => {
+    await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, temperature: 0.7, requestId: 'turn-1/0' }, () => undefined);
+    expect(fake.served('turn-1/0')!.body).toEqual({
+      model: FAKE_VLLM_MODEL, prompt: [1, 2, 3], max_tokens: 4, temperature: 0.7, logprobs: 1, return_tokens_as_token_ids: true, stream: true,
+    });
+  });
+
+  it('reloads weights through pause, collective_rpc reload_weights, prefix-cache reset and resume', async () => {
+    await backend.updateWeights(5, '/checkpoints/step-5');
+    expect(fake.devCalls().slice(-4)).toEqual(['/pause?mode=abort', '/collective_rpc', '/reset_prefix_cache', '/resume']);
+    expect(fake.rpcCalls().at(-1)).toEqual({ method: 'reload_weights', args: [], kwargs: { weights_path: '/checkpoints/step-5' } });
+  });
+
+  it('explains that a weight update needs VLLM_SERVER_DEV_MODE when the server lacks /collective_rpc', async () => {
+    const plain = await startFakeVllm({ devMode: false });
+    try {
+      const failure = new VllmBackend(plain.url).updateWeights(6, '/checkpoints/step-6');
+      await expect(failure).rejects.toBeInstanceOf(PolicyRejectedRequest);
+      await expect(failure).rejects.toThrow(/VLLM_SERVER_DEV_MODE=1/);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('reports a 400 error body as PolicyRejectedRequest carrying vLLM\'s message', async () => {
+    const failure = backend.generate({ inputIds: [1], maxNewTokens: 10_000, temperature: 1, requestId: 'too-long' }, () => undefined);
+    await expect(failure).rejects.toBeInstanceOf(PolicyRejectedRequest);
+    await expect(failure).rejects.toThrow(/HTTP 400.*maximum context length is 4096 tokens/s);
+  });
+
+  it('refuses streamed tokens that are text instead of token ids', () => {
+    const chunk = { choices: [{ index: 0, text: 'Hi', logprobs: { tokens: ['Hi'], token_logprobs: [-0.1] }, finish_reason: null }] };
+    expect(() => decodeVllmChunk('http://vllm', chunk)).toThrow(PolicyProtocolError);
+  });
+});
