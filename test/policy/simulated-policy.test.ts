@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/datasets/index.js';
 import { PolicyRejectedRequest, PolicyUnavailable } from '../../src/policy/policy-errors.js';
-import { SglangClient } from '../../src/policy/sglang-client.js';
+import { SglangClient } from './non-streaming-client.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';

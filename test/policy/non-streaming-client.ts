@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { FinishReason } from '../trajectory/turn.js';
-import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
+import type { FinishReason } from '../../src/trajectory/turn.js';
+import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../../src/policy/policy-errors.js';
 
 export interface GenerationRequest {
   inputIds: readonly number[];
@@ -27,7 +27,7 @@ const generateResponse = z.object({
   }).passthrough(),
 }).passthrough();
 
-/** Token-in, token-out client for SGLang's native `/generate` (and the simulated policy, which speaks it). */
+/** SGLang's non-streaming `/generate` (the simulated policy serves it too); production streams through SglangBackend. */
 export class SglangClient {
   constructor(readonly baseUrl: string) {}
 
