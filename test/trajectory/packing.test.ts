@@ -4,8 +4,8 @@ import { seededRandom } from '../../src/policy/simulated/policy-config.js';
 
 const prompt = [1, 2, 3];
 const turns: TurnTokens[] = [
-  { outputIds: [10, 11], outputLogprobs: [-0.1, -0.2], feedbackIds: [20, 21, 22], noEos: false },
-  { outputIds: [30], outputLogprobs: [-0.3], feedbackIds: [], noEos: true },
+  { outputIds: [10, 11], outputLogprobs: [-0.1, -0.2], outputVersions: [4, 5], feedbackIds: [20, 21, 22], noEos: false },
+  { outputIds: [30], outputLogprobs: [-0.3], outputVersions: [5], feedbackIds: [], noEos: true },
 ];
 
 describe('packTrajectory, seed layout', () => {
@@ -22,6 +22,10 @@ describe('packTrajectory, seed layout', () => {
 
   it('masks the context of each turn with ones and its output with zeros', () => {
     expect(packed.promptMask).toEqual([1, 1, 1, 0, 0, /* turn 1: */ 1, 1, 1, 1, 1, 1, 1, 1, 0]);
+  });
+
+  it('stamps generated tokens with their version wherever they appear and prompt/feedback with −1', () => {
+    expect(packed.tokenVersions).toEqual([-1, -1, -1, 4, 5, /* turn 1: */ -1, -1, -1, 4, 5, -1, -1, -1, 5]);
   });
 
   it('reports L_t, P_t and the no-EOS flag per turn', () => {
@@ -50,6 +54,10 @@ describe('packTrajectory, concat layout', () => {
     expect(packed.promptMask).toEqual([1, 1, 1, 0, 0, 1, 1, 1, 0]);
   });
 
+  it('stamps one version per token, −1 where the policy did not generate it', () => {
+    expect(packed.tokenVersions).toEqual([-1, -1, -1, 4, 5, -1, -1, -1, 5]);
+  });
+
   it('still reports P_t and the no-EOS flag per turn', () => {
     expect(packed.promptLens).toEqual([3, 8]);
     expect(packed.seqNoEosMask).toEqual([false, true]);
@@ -58,9 +66,14 @@ describe('packTrajectory, concat layout', () => {
 
 describe('packTrajectory, rejected input', () => {
   it('throws when a turn has a different number of ids and logprobs, naming the turn', () => {
-    const bad: TurnTokens[] = [turns[0]!, { outputIds: [30, 31], outputLogprobs: [-0.3], feedbackIds: [], noEos: false }];
+    const bad: TurnTokens[] = [turns[0]!, { outputIds: [30, 31], outputLogprobs: [-0.3], outputVersions: [0, 0], feedbackIds: [], noEos: false }];
     expect(() => packTrajectory(prompt, bad, 'seed')).toThrow(/turn 1: 2 output ids but 1 logprobs/);
     expect(() => packTrajectory(prompt, bad, 'concat')).toThrow(/turn 1/);
+  });
+
+  it('throws when a turn has a different number of ids and versions', () => {
+    const bad: TurnTokens[] = [{ outputIds: [30, 31], outputLogprobs: [-0.3, -0.1], outputVersions: [0], feedbackIds: [], noEos: false }];
+    expect(() => packTrajectory(prompt, bad, 'seed')).toThrow(/turn 0: 2 output ids but 2 logprobs and 1 versions/);
   });
 
   it('throws on a trajectory with no turns', () => {
@@ -88,6 +101,7 @@ function randomTrajectory(random: () => number): { promptIds: number[]; turns: T
       outputIds: ids(outputLen),
       // strictly negative, so a misplaced zero or logprob shows
       outputLogprobs: Array.from({ length: outputLen }, () => -(0.001 + random() * 3)),
+      outputVersions: Array.from({ length: outputLen }, () => t + int(0, 1)),
       feedbackIds: t < turnCount - 1 ? ids(int(0, 6)) : [],
       noEos: random() < 0.3,
     };
@@ -164,8 +178,8 @@ describe('packTrajectory invariants over random trajectories', () => {
   it('packs a 100K-token context without overflowing the stack', () => {
     const longPrompt = Array.from({ length: 100_000 }, (_, i) => (i % 150_000) + 1);
     const longTurns: TurnTokens[] = [
-      { outputIds: new Array(50_000).fill(7), outputLogprobs: new Array(50_000).fill(-0.5), feedbackIds: new Array(1_000).fill(8), noEos: true },
-      { outputIds: new Array(20_000).fill(9), outputLogprobs: new Array(20_000).fill(-0.25), feedbackIds: [], noEos: false },
+      { outputIds: new Array(50_000).fill(7), outputLogprobs: new Array(50_000).fill(-0.5), outputVersions: new Array(50_000).fill(0), feedbackIds: new Array(1_000).fill(8), noEos: true },
+      { outputIds: new Array(20_000).fill(9), outputLogprobs: new Array(20_000).fill(-0.25), outputVersions: new Array(20_000).fill(1), feedbackIds: [], noEos: false },
     ];
     const seed = packTrajectory(longPrompt, longTurns, 'seed');
     expect(seed.seqlens).toEqual([150_000, 171_000]);
