@@ -37,19 +37,20 @@ const WHOLE_RUN_LIMIT_MS = 235_000;
 const SLOTS = 8;
 const P1 = { tokensPerSecond: 300, reasoningTokens: 600, trajectories: 32, turns: 2, sampleMs: 25, limitMs: 90_000 };
 // Part 2: the heartbeat model, and the same small run at two intervals.
-const P2 = { sizes: [1024, 4096, 16_384], intervalsMs: [2000, 500], e2eIntervalsMs: [500, 10_000], e2eTrajectories: 8, e2eTurns: 2, limitMs: 45_000 };
+const P2 = { sizes: [1024, 4096, 16_384], intervalsMs: [2000, 500], e2eIntervalsMs: [500, 10_000], e2eTrajectories: 8, e2eTurns: 2, e2eRounds: 2, limitMs: 45_000 };
 const TURN_SCENARIOS = [
   { name: '16K tokens at 60 tok/s (long reasoning turn)', tokens: 16_384, tokensPerSecond: 60 },
   { name: '600 tokens at 300 tok/s (part 1 turn)', tokens: 600, tokensPerSecond: 300 },
 ];
 // Part 3: ~1500-token answers at 100 tokens/s, heartbeats every 500 ms, a dead worker noticed after 3 s.
-const P3 = { tokensPerSecond: 100, reasoningTokens: 1500, heartbeatMs: 500, heartbeatTimeoutS: 3, killAtTokens: 400, repeats: 3, turns: 2, limitMs: 60_000 };
+const P3 = { tokensPerSecond: 100, reasoningTokens: 1500, heartbeatMs: 500, heartbeatTimeoutS: 3, killAtTokens: 400, repeats: 3, turns: 2, limitMs: 75_000 };
 
 const scriptStart = performance.now();
 const children = new Set<ChildProcess>();
 const policies = new Set<RunningSimulatedPolicy>();
 let stack: TestStack | undefined;
 let stopCpuWorker: (() => Promise<void>) | undefined;
+let stopping = false;
 
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const round = (value: number, digits = 2) => +value.toFixed(digits);
@@ -62,6 +63,7 @@ interface GpuWorkerProcess { child: ChildProcess; stderr: () => string; spawnedA
 
 /** A GPU worker in its own process (built CLI), like a GPU host: it can be SIGKILLed. */
 function spawnGpuWorker(env: { policyUrl: string; slots: number; heartbeatMs: number }): GpuWorkerProcess {
+  if (stopping) throw new Error('stopping');
   let stderr = '';
   const child = spawn(process.execPath, [CLI, 'worker', 'gpu'], {
     env: {
@@ -109,7 +111,24 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   }
 }
 
+/**
+ * The policy's counters without its `recent` request records. `stats()` deep-copies up to 64 records of token
+ * arrays (several ms a call here): sampled every 25 ms that copy alone would load the event loop the policy
+ * streams on. The copy is made with the global `structuredClone`, swapped for a shallow one for this one
+ * synchronous call; the counters are plain numbers.
+ */
+function counters(policy: RunningSimulatedPolicy): SimulatedPolicyStats {
+  const deep = globalThis.structuredClone;
+  globalThis.structuredClone = ((value: SimulatedPolicyStats) => ({ ...value, recent: [] })) as typeof structuredClone;
+  try {
+    return policy.stats();
+  } finally {
+    globalThis.structuredClone = deep;
+  }
+}
+
 async function startPolicy(config: Partial<SimulatedPolicyConfig>): Promise<RunningSimulatedPolicy> {
+  if (stopping) throw new Error('stopping');
   const policy = await startSimulatedPolicy(stack!.tokenizer, new AnswerBook(stack!.problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, ...config });
   policies.add(policy);
   return policy;
@@ -121,6 +140,12 @@ async function closePolicy(policy: RunningSimulatedPolicy): Promise<void> {
 }
 
 async function cleanup(): Promise<void> {
+  // A client call still retrying when its connection closes throws from a grpc-js timer; finish cleaning up anyway.
+  if (!stopping) {
+    let seen = 0;
+    process.on('uncaughtException', (error) => { if (seen++ === 0) log(`  (while stopping: ${error.message})`); });
+  }
+  stopping = true;
   for (const child of [...children]) await stopProcess(child, 3_000).catch(() => child.kill('SIGKILL'));
   for (const policy of [...policies]) await closePolicy(policy).catch(() => undefined);
   await stopCpuWorker?.().catch(() => undefined);
@@ -258,14 +283,14 @@ async function slotUtilisation() {
     log(`  GPU worker process (${SLOTS} slots) polling ${round(pollingMs / 1000)} s after spawn; warming up`);
     await withTimeout(runRollouts(client, trajectoryRequests(`gpu-warmup-${Date.now()}`, problems.slice(0, 2), 1, { turns: 1 })), 30_000, 'warm-up');
 
-    const base = policy.stats();
+    const base = counters(policy);
     const totalTurns = P1.trajectories * P1.turns;
     const samples: Sample[] = [];
     let samplerUs = 0;
     const start = performance.now();
     const sample = () => {
       const before = performance.now();
-      const s: SimulatedPolicyStats = policy.stats();
+      const s = counters(policy);
       samplerUs += (performance.now() - before) * 1000;
       samples.push({
         t: before - start, inFlight: s.inFlight, requests: s.requests - base.requests, completed: s.completed - base.completed,
@@ -293,7 +318,8 @@ async function slotUtilisation() {
     const windowS = (last.t - first.t) / 1000;
     const util = (xs: Sample[]) => xs.length === 0 ? null : round(xs.reduce((sum, s) => sum + s.inFlight, 0) / xs.length / SLOTS, 3);
     const sorted = window.map((s) => s.inFlight).sort((a, b) => a - b);
-    const final = policy.stats();
+    const final = counters(policy);
+    const deepCopy = timeIt(() => policy.stats(), 100, 5);
     const turnsDone = results.reduce((sum, r) => sum + r.turns.length, 0);
     const kept = results.reduce((sum, r) => sum + r.outputTokens, 0);
     const generated = final.generatedTokens - base.generatedTokens;
@@ -301,13 +327,15 @@ async function slotUtilisation() {
       slots: SLOTS, tokensPerSecondPerRequest: P1.tokensPerSecond, reasoningTokens: P1.reasoningTokens,
       trajectories: P1.trajectories, turns: P1.turns, completed: results.filter((r) => r.status === 'completed').length, turnsDone,
       meanOutputTokens: round(kept / Math.max(1, turnsDone), 0),
-      samples: window.length, sampleEveryMs: P1.sampleMs, statsCallUs: round(samplerUs / samples.length, 1),
+      samples: window.length, sampleEveryMs: P1.sampleMs, sampleUs: round(samplerUs / samples.length, 1), fullStatsCallUs: round(deepCopy.us, 0),
       windowSeconds: round(windowS), wallSeconds: round(wallS),
       meanUtilisation: util(window), p50Utilisation: round((sorted[Math.floor(sorted.length / 2)] ?? 0) / SLOTS, 3),
       maxInFlight: sorted[sorted.length - 1] ?? 0, fullFraction: round(window.filter((s) => s.inFlight >= SLOTS).length / Math.max(1, window.length), 3),
       steadyUtilisation: util(steady), steadySeconds: full ? round((allStarted.t - full.t) / 1000) : null,
       timeToFillSeconds: full ? round((full.t - first.t) / 1000) : null,
       serverTokensPerSecond: round(generated / windowS, 0), idealTokensPerSecond: SLOTS * P1.tokensPerSecond,
+      // What one request actually streamed at: the server's pace under this machine's load, against the configured speed.
+      tokensPerSecondPerBusySlot: round(generated / windowS / Math.max(1e-9, (util(window) ?? 0) * SLOTS), 0),
       turnsPerSecond: round(turnsDone / windowS), serverTokens: generated, keptTokens: kept,
       requests: final.requests - base.requests,
     };
@@ -319,27 +347,28 @@ async function slotUtilisation() {
 // ---------------------------------------------------------------------------------------------------------
 // Part 2b: the same small run at two heartbeat intervals
 
-async function heartbeatEndToEnd(intervalMs: number) {
+async function heartbeatEndToEnd(intervalMs: number, roundIndex: number) {
   const { client, problems } = stack!;
   const policy = await startPolicy({ tokensPerSecond: P1.tokensPerSecond, reasoningTokens: P1.reasoningTokens, seed: 2 });
   const worker = spawnGpuWorker({ policyUrl: policy.url, slots: SLOTS, heartbeatMs: intervalMs });
   try {
     await waitForPoller(client, worker);
     // A 60 s heartbeat timeout so a 10 s interval is not clamped to timeout / 3 (20 s default → 6.7 s).
-    const requests = trajectoryRequests(`gpu-hb${intervalMs}-${Date.now()}`, problems.slice(0, P2.e2eTrajectories), 1, { turns: P2.e2eTurns, maxNewTokens: 2048 })
+    const requests = trajectoryRequests(`gpu-hb${intervalMs}-${roundIndex}-${Date.now()}`, problems.slice(0, P2.e2eTrajectories), 1, { turns: P2.e2eTurns, maxNewTokens: 2048 })
       .map((r): TrajectoryRequest => ({ ...r, timeouts: { generateHeartbeatSeconds: 60 } }));
     const start = performance.now();
     const results = await withTimeout(runRollouts(client, requests), P2.limitMs, `heartbeat ${intervalMs} ms run`);
     const wallS = (performance.now() - start) / 1000;
     const attempts = (await Promise.all(requests.map((r) => generateAttempts(client, r.trajectoryId)))).flat().filter((a) => a.result);
     // Activity time beyond the decode time the simulated server paces itself at.
-    const overheads = attempts.map((a) => (a.endedMs - a.startedMs) - (a.result!.outputLen / P1.tokensPerSecond) * 1000);
+    const decodeMs = attempts.map((a) => (a.result!.outputLen / P1.tokensPerSecond) * 1000);
+    const overheads = attempts.map((a, i) => (a.endedMs - a.startedMs) - decodeMs[i]!);
     const durations = attempts.map((a) => a.endedMs - a.startedMs);
-    const stats = policy.stats();
+    const stats = counters(policy);
     const kept = results.reduce((sum, r) => sum + r.outputTokens, 0);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     return {
-      intervalMs, turns: attempts.length, completed: results.filter((r) => r.status === 'completed').length, wallSeconds: round(wallS),
+      intervalMs, round: roundIndex + 1, turns: attempts.length, overheadsMs: overheads, decodeMs, completed: results.filter((r) => r.status === 'completed').length, wallSeconds: round(wallS),
       meanGenerateMs: round(mean(durations), 0), meanOverheadMsPerTurn: round(mean(overheads), 0),
       p50OverheadMsPerTurn: round([...overheads].sort((a, b) => a - b)[Math.floor(overheads.length / 2)] ?? 0, 0),
       meanOutputTokens: round(kept / Math.max(1, attempts.length), 0), serverTokens: stats.generatedTokens, keptTokens: kept,
@@ -353,34 +382,46 @@ async function heartbeatEndToEnd(intervalMs: number) {
 // ---------------------------------------------------------------------------------------------------------
 // Part 3: tokens lost when a GPU worker is killed mid-generation
 
+/**
+ * Where repeat r kills: 400 tokens plus r/3 of an interval's tokens. Heartbeats fall every interval from the
+ * attempt's start, so a fixed threshold at a multiple of interval × speed (400 = 8 × 50) would always kill just
+ * after a heartbeat and show the best case; spreading the phase shows the worst case too.
+ */
+function killThreshold(repeat: number): number {
+  const perInterval = (P3.tokensPerSecond * P3.heartbeatMs) / 1000;
+  return P3.killAtTokens + Math.round(((repeat % 3) / 3) * perInterval);
+}
+
 async function killRepeat(repeat: number) {
   const { client, problems } = stack!;
   const policy = await startPolicy({ tokensPerSecond: P3.tokensPerSecond, reasoningTokens: P3.reasoningTokens, seed: 10 + repeat });
+  let first: GpuWorkerProcess | undefined;
   try {
-    const first = spawnGpuWorker({ policyUrl: policy.url, slots: SLOTS, heartbeatMs: P3.heartbeatMs });
+    first = spawnGpuWorker({ policyUrl: policy.url, slots: SLOTS, heartbeatMs: P3.heartbeatMs });
     await waitForPoller(client, first);
     const [request] = trajectoryRequests(`gpu-kill-${Date.now()}`, problems.slice(repeat, repeat + 1), 1, { turns: P3.turns, maxNewTokens: 4096 });
     const { handle } = await submitTrajectory(client, { ...request!, timeouts: { generateHeartbeatSeconds: P3.heartbeatTimeoutS } });
     const submitted = performance.now();
 
-    await until(() => policy.stats().generatedTokens >= P3.killAtTokens, 30_000, `${P3.killAtTokens} tokens sent`, 10);
-    const seenAtKill = policy.stats().generatedTokens;
+    const killAt = killThreshold(repeat);
+    await until(() => counters(policy).generatedTokens >= killAt, 30_000, `${killAt} tokens sent`, 5);
+    const seenAtKill = counters(policy).generatedTokens;
     const killedAt = Date.now();
     first.child.kill('SIGKILL');
-    await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode !== null ? resolve(undefined) : first.child.once('exit', resolve)));
+    await new Promise((resolve) => (first!.child.exitCode !== null || first!.child.signalCode !== null ? resolve(undefined) : first!.child.once('exit', resolve)));
     const replacement = spawnGpuWorker({ policyUrl: policy.url, slots: SLOTS, heartbeatMs: P3.heartbeatMs });
     try {
       const replacementPollingMs = await waitForPoller(client, replacement);
       const result = await withTimeout(handle.result(), P3.limitMs, 'killed trajectory');
       const wallS = (performance.now() - submitted) / 1000;
-      const stats = policy.stats();
+      const stats = counters(policy);
       const attempts = await generateAttempts(client, request!.trajectoryId);
       const retried = attempts.find((a) => a.turn === 0 && a.attempt > 1 && a.result);
       const kept = result.turns.reduce((sum, turn) => sum + turn.outputLen, 0);
       const generatedTwice = stats.generatedTokens - kept;
       const bound = (P3.tokensPerSecond * P3.heartbeatMs) / 1000 + CHUNK_TOKENS;
       return {
-        repeat: repeat + 1, status: result.status, turns: result.turns.length, wallSeconds: round(wallS),
+        repeat: repeat + 1, status: result.status, turns: result.turns.length, wallSeconds: round(wallS), killThreshold: killAt,
         tokensSentAtKill: seenAtKill, resumedTokens: retried?.result?.resumedTokens ?? 0,
         turn0Attempts: Math.max(0, ...attempts.filter((a) => a.turn === 0).map((a) => a.attempt)),
         replacementPollingSeconds: round(replacementPollingMs / 1000),
@@ -393,6 +434,8 @@ async function killRepeat(repeat: number) {
       await stopProcess(replacement.child, 5_000);
     }
   } finally {
+    // Not left polling when this repeat failed before its kill: it would take the next repeat's turns.
+    if (first) await stopProcess(first.child, 5_000);
     await closePolicy(policy);
   }
 }
@@ -443,30 +486,53 @@ async function main(): Promise<number> {
     log(`  while turns were still waiting to start (${slots.steadySeconds} s): mean ${slots.steadyUtilisation}; time to fill all ${SLOTS} slots: ${slots.timeToFillSeconds} s`);
     log(`  throughput: ${slots.serverTokensPerSecond} tokens/s server side (ideal ${slots.idealTokensPerSecond} = ${SLOTS} × ${P1.tokensPerSecond}), ${slots.turnsPerSecond} turns/s; `
       + `${slots.completed}/${P1.trajectories} completed, ${slots.meanOutputTokens} tokens per turn, server sent ${slots.serverTokens} for ${slots.keptTokens} kept`);
+    log(`  each busy slot streamed at ${slots.tokensPerSecondPerBusySlot} tok/s (configured ${P1.tokensPerSecond}); sampling cost ${slots.sampleUs} µs a sample `
+      + `(a full policy.stats() deep copy costs ${slots.fullStatsCallUs} µs)`);
   }
 
   log(`\n[2b] Heartbeat interval end to end: ${P2.e2eTrajectories} trajectories × ${P2.e2eTurns} turns, ${SLOTS} slots, ${P1.tokensPerSecond} tok/s`);
-  const endToEnd = [];
-  for (const interval of P2.e2eIntervalsMs) {
-    const run = await part(`interval ${interval} ms`, () => heartbeatEndToEnd(interval));
-    endToEnd.push(run);
-    if (!('error' in run)) {
-      log(`  interval ${String(interval).padStart(5)} ms: wall ${run.wallSeconds} s, generate activity ${run.meanGenerateMs} ms per turn for ${run.meanOutputTokens} tokens, `
-        + `beyond decode time: mean ${run.meanOverheadMsPerTurn} ms, p50 ${run.p50OverheadMsPerTurn} ms`);
+  // Rounds in ABBA order (500, 10 s, 10 s, 500) so drift in the machine's load and warm-up hit both intervals alike.
+  const endToEnd: Awaited<ReturnType<typeof part<Awaited<ReturnType<typeof heartbeatEndToEnd>>>>>[] = [];
+  for (let r = 0; r < P2.e2eRounds; r++) {
+    for (const interval of r % 2 === 0 ? P2.e2eIntervalsMs : [...P2.e2eIntervalsMs].reverse()) {
+      const run = await part(`interval ${interval} ms, round ${r + 1}`, () => heartbeatEndToEnd(interval, r));
+      endToEnd.push(run);
+      if (!('error' in run)) {
+        log(`  interval ${String(interval).padStart(5)} ms, round ${r + 1}: wall ${run.wallSeconds} s, generate activity ${run.meanGenerateMs} ms per turn for ${run.meanOutputTokens} tokens, `
+          + `beyond decode time: mean ${run.meanOverheadMsPerTurn} ms, p50 ${run.p50OverheadMsPerTurn} ms`);
+      }
     }
   }
-  const [fast, slow] = endToEnd;
-  const overheadDifferenceMs = fast && slow && !('error' in fast) && !('error' in slow) ? fast.meanOverheadMsPerTurn - slow.meanOverheadMsPerTurn : null;
-  log(`  500 ms − 10 s: ${overheadDifferenceMs} ms per turn (the same turn length at both intervals; noise on this machine is tens of ms)`);
+  const byInterval = P2.e2eIntervalsMs.map((intervalMs) => {
+    const runs = endToEnd.filter((r): r is Exclude<typeof r, { error: string }> => !('error' in r) && r.intervalMs === intervalMs);
+    const overheads = runs.flatMap((r) => r.overheadsMs).sort((a, b) => a - b);
+    const decodeMs = runs.flatMap((r) => r.decodeMs).reduce((a, b) => a + b, 0);
+    return {
+      intervalMs, turns: overheads.length,
+      overheadPercentOfDecode: decodeMs > 0 ? round((overheads.reduce((a, b) => a + b, 0) / decodeMs) * 100, 1) : null,
+      meanOverheadMsPerTurn: overheads.length ? round(overheads.reduce((a, b) => a + b, 0) / overheads.length, 0) : null,
+      p50OverheadMsPerTurn: overheads.length ? round(overheads[Math.floor(overheads.length / 2)]!, 0) : null,
+      meanWallSeconds: runs.length ? round(runs.reduce((a, r) => a + r.wallSeconds, 0) / runs.length) : null,
+    };
+  });
+  const [fast, slow] = byInterval;
+  const overheadDifferenceMs = fast?.meanOverheadMsPerTurn != null && slow?.meanOverheadMsPerTurn != null ? fast.meanOverheadMsPerTurn - slow.meanOverheadMsPerTurn : null;
+  const p50DifferenceMs = fast?.p50OverheadMsPerTurn != null && slow?.p50OverheadMsPerTurn != null ? fast.p50OverheadMsPerTurn - slow.p50OverheadMsPerTurn : null;
+  for (const b of byInterval) {
+    log(`  interval ${String(b.intervalMs).padStart(5)} ms, ${b.turns} turns: beyond decode time mean ${b.meanOverheadMsPerTurn} ms, p50 ${b.p50OverheadMsPerTurn} ms `
+      + `(${b.overheadPercentOfDecode}% of decode time); wall ${b.meanWallSeconds} s a run`);
+  }
+  log(`  turn wall time, 500 ms − 10 s: mean ${overheadDifferenceMs} ms, p50 ${p50DifferenceMs} ms per turn`);
 
   log(`\n[3] Tokens lost on a kill: ${P3.turns}-turn trajectory, ~${P3.reasoningTokens}-token answers at ${P3.tokensPerSecond} tok/s, heartbeat every ${P3.heartbeatMs} ms, `
-    + `timeout ${P3.heartbeatTimeoutS} s; SIGKILL at ≥ ${P3.killAtTokens} tokens sent, then a replacement worker`);
+    + `timeout ${P3.heartbeatTimeoutS} s; SIGKILL at ≥ ${P3.killAtTokens} tokens sent `
+    + `(+0, +1/3, +2/3 of an interval's tokens, to vary the phase against the heartbeats), then a replacement worker`);
   const kills = [];
   for (let repeat = 0; repeat < P3.repeats; repeat++) {
     const run = await part(`repeat ${repeat + 1}`, () => killRepeat(repeat));
     kills.push(run);
     if (!('error' in run)) {
-      log(`  repeat ${run.repeat}: killed at ${run.tokensSentAtKill} tokens sent, resumed from ${run.resumedTokens} (attempt ${run.turn0Attempts}, `
+      log(`  repeat ${run.repeat}: killed at ${run.tokensSentAtKill} tokens sent (threshold ${run.killThreshold}), resumed from ${run.resumedTokens} (attempt ${run.turn0Attempts}, `
         + `${run.killToResumeSeconds} s after the kill; replacement polling after ${run.replacementPollingSeconds} s); `
         + `server sent ${run.serverTokens}, trajectory kept ${run.keptTokens} ${JSON.stringify(run.turnOutputLens)} → generated twice ${run.generatedTwice} `
         + `(goal ≤ ${run.boundTokens}: ${run.withinBound ? 'met' : 'MISSED'})`);
@@ -483,7 +549,10 @@ async function main(): Promise<number> {
   log(JSON.stringify({
     machine: { cores: os.cpus().length, node: process.version }, totalSeconds,
     slotUtilisation: slots,
-    heartbeatOverhead: { encoding: encoding.points, fit: encoding.fit, perTurn: models, endToEnd, overheadDifferenceMs },
+    heartbeatOverhead: {
+      encoding: encoding.points, fit: encoding.fit, perTurn: models,
+      endToEnd: endToEnd.map((r) => ('error' in r ? r : { ...r, overheadsMs: undefined, decodeMs: undefined })), byInterval, overheadDifferenceMs, p50DifferenceMs,
+    },
     killedWorker: {
       tokensPerSecond: P3.tokensPerSecond, heartbeatMs: P3.heartbeatMs, heartbeatTimeoutSeconds: P3.heartbeatTimeoutS, killAtTokens: P3.killAtTokens,
       boundTokens: bound, maxGeneratedTwice: maxTwice, allWithinBound: okKills.length === P3.repeats && okKills.every((k) => k.withinBound), repeats: kills,
@@ -499,7 +568,10 @@ const watchdog = setTimeout(() => {
 }, WHOLE_RUN_LIMIT_MS);
 watchdog.unref();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => { void cleanup().finally(() => process.exit(130)); });
+  process.once(signal, () => {
+    log(`\nbench-gpu-worker: ${signal}, stopping`);
+    void cleanup().finally(() => process.exit(130));
+  });
 }
 try {
   exitCode = await main();
