@@ -74,3 +74,20 @@ describe('policy versions', () => {
     expect(rows.some((row) => row.version_end.includes(2))).toBe(true);
   });
 });
+
+describe('cancellation', () => {
+  it('aborts the request on the server when a trajectory is cancelled mid-generation, and records the failure', async () => {
+    const [request] = trajectoryRequests('cancel', stack.problems.slice(7, 8), 1, { turns: 2 });
+    const { handle } = await submitTrajectory(stack.client, request!);
+    const serverRequest = () => stack.policy.stats().recent.find((r) => r.rid.startsWith('cancel/'));
+    await until(() => (serverRequest()?.sentIds.length ?? 0) > 20, 20_000);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    await until(() => serverRequest()?.end !== undefined, 10_000);
+    expect(['abort', 'disconnect']).toContain(serverRequest()!.end);
+    const { rows } = await stack.pool.query("SELECT status, error FROM trajectories WHERE trajectory_id LIKE 'cancel/%'");
+    expect(rows).toHaveLength(1);
+    expect(rows[0].status).toBe('failed');
+    expect(rows[0].error).toMatch(/cancel/i);
+  });
+});
