@@ -77,7 +77,8 @@ function throttledHeartbeat(context: Context, intervalMs: number): (output: Part
   return (output) => {
     const now = Date.now();
     if (now - last < every) return;
-    last = now;
+    // Keep the schedule's phase, so the gap between two heartbeats never exceeds one interval plus one chunk.
+    last = now - ((now - last) % every);
     context.heartbeat(encodePartialOutput(output));
   };
 }

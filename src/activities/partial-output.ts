@@ -1,7 +1,10 @@
 import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PartialOutput } from '../policy/resumable-generation.js';
 
-/** Heartbeat details: the partial output as base64 int32/float32, ~5.3 bytes a token instead of ~25 in JSON. */
+/**
+ * Heartbeat details: ids and logprobs as base64 int32/float32 (~10.7 bytes a token instead of ~25 in JSON),
+ * versions as (version, run length) pairs since a turn spans one version or a few.
+ */
 export interface EncodedPartialOutput {
   ids: string;
   logprobs: string;
@@ -12,8 +15,23 @@ export function encodePartialOutput(output: PartialOutput): EncodedPartialOutput
   return {
     ids: encodeInt32(output.ids).toString('base64'),
     logprobs: encodeFloat32(output.logprobs).toString('base64'),
-    versions: encodeInt32(output.versions).toString('base64'),
+    versions: encodeInt32(runLengths(output.versions)).toString('base64'),
   };
+}
+
+function runLengths(values: readonly number[]): number[] {
+  const pairs: number[] = [];
+  for (const value of values) {
+    if (pairs.length > 0 && pairs[pairs.length - 2] === value) pairs[pairs.length - 1]! += 1;
+    else pairs.push(value, 1);
+  }
+  return pairs;
+}
+
+function expandRuns(pairs: readonly number[]): number[] {
+  const values: number[] = [];
+  for (let i = 0; i + 1 < pairs.length; i += 2) for (let n = 0; n < pairs[i + 1]!; n++) values.push(pairs[i]!);
+  return values;
 }
 
 /** Reads the last heartbeat of an earlier attempt; anything unreadable counts as no progress. */
@@ -25,7 +43,7 @@ export function decodePartialOutput(details: unknown): PartialOutput {
   const output = {
     ids: decodeInt32(Buffer.from(encoded.ids, 'base64')),
     logprobs: decodeFloat32(Buffer.from(encoded.logprobs, 'base64')),
-    versions: decodeInt32(Buffer.from(encoded.versions, 'base64')),
+    versions: expandRuns(decodeInt32(Buffer.from(encoded.versions, 'base64'))),
   };
   const consistent = output.ids.length === output.logprobs.length && output.ids.length === output.versions.length;
   return consistent ? output : { ids: [], logprobs: [], versions: [] };

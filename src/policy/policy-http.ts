@@ -87,3 +87,14 @@ export function describeNetworkError(error: unknown): string {
   const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return `${error.message}${cause}`;
 }
+
+/** `GET /health` answered 200 within two seconds (both SGLang and vLLM serve it). */
+export async function answersHealthy(baseUrl: string): Promise<boolean> {
+  try {
+    const response = await send(`${baseUrl}/health`, { method: 'GET' }, AbortSignal.timeout(2_000));
+    await response.body?.cancel();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}

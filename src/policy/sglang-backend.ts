@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
 import { PolicyProtocolError, PolicyRejectedRequest } from './policy-errors.js';
-import { parseJson, requestJson, send } from './policy-http.js';
+import { answersHealthy, parseJson, requestJson } from './policy-http.js';
 import { SglangStreamDecoder } from './sglang-stream-decoder.js';
 import { runTokenStream } from './token-stream.js';
 
-const HEALTH_TIMEOUT_MS = 2_000;
 
 // GET /get_model_info (http_server.py): model_path, tokenizer_path, is_generation, weight_version. Real SGLang does
 // not report the context length here; the simulated policy does, so it is read first when present.
@@ -64,14 +63,8 @@ export class SglangBackend implements InferenceBackend {
     await requestJson(`${this.url}/abort_request`, { method: 'POST', json: { rid: requestId } }, z.unknown(), 5_000);
   }
 
-  async health(): Promise<boolean> {
-    try {
-      const response = await send(`${this.url}/health`, { method: 'GET' }, AbortSignal.timeout(HEALTH_TIMEOUT_MS));
-      await response.body?.cancel();
-      return response.status === 200;
-    } catch {
-      return false;
-    }
+  health(): Promise<boolean> {
+    return answersHealthy(this.url);
   }
 
   /**

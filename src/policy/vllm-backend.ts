@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
 import { PolicyProtocolError, PolicyUnavailable } from './policy-errors.js';
-import { failureFor, parseJson, requestJson, send } from './policy-http.js';
+import { answersHealthy, failureFor, parseJson, requestJson, send } from './policy-http.js';
 import { runTokenStream } from './token-stream.js';
 import { decodeVllmChunk } from './vllm-stream-decoder.js';
 
-const HEALTH_TIMEOUT_MS = 2_000;
 
 // GET /v1/models: {object: 'list', data: [ModelCard{id, root, max_model_len, ...}]}.
 const modelList = z.object({
@@ -68,14 +67,8 @@ export class VllmBackend implements InferenceBackend {
     this.interrupts.get(requestId)?.abort();
   }
 
-  async health(): Promise<boolean> {
-    try {
-      const response = await send(`${this.url}/health`, { method: 'GET' }, AbortSignal.timeout(HEALTH_TIMEOUT_MS));
-      await response.body?.cancel();
-      return response.status === 200;
-    } catch {
-      return false;
-    }
+  health(): Promise<boolean> {
+    return answersHealthy(this.url);
   }
 
   /**

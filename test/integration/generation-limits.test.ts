@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
-import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import { expectSeedInvariants, expectTokenVersions } from './seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
@@ -21,17 +20,12 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function exported(prefix: string, includeFailed = false): Promise<ExportedTrajectory[]> {
-  const rows: ExportedTrajectory[] = [];
-  for await (const row of readTrajectories(stack.pool, { includeFailed })) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
-  return rows;
-}
 
 describe('generation limits', () => {
   it('caps each turn to what the context window has left and ends the trajectory when it is exhausted', async () => {
     const results = await runRollouts(stack.client, trajectoryRequests('window', stack.problems.slice(0, 4), 1, { maxNewTokens: 1024 }));
     expect(results.map((r) => [r.status, r.endReason])).toEqual(Array(4).fill(['completed', 'context_exhausted']));
-    for (const row of await exported('window/')) {
+    for (const row of await stack.exported('window/')) {
       expect(row.end_reason).toBe('context_exhausted');
       expect(Math.max(...row.seqlens)).toBeLessThanOrEqual(CONTEXT_WINDOW);
       expectSeedInvariants(row, stack.tokenizer);
@@ -48,7 +42,7 @@ describe('generation limits', () => {
       expect(error).toBeInstanceOf(WorkflowFailedError);
       expect((error as WorkflowFailedError).cause?.message).toMatch(/rejected the request \(HTTP 400\)/);
       expect(stack.policy.stats().faults.reject).toBe(1);
-      const [row] = await exported('rejected/', true);
+      const [row] = await stack.exported('rejected/', { includeFailed: true });
       expect(row).toMatchObject({ status: 'failed', rewards: [], end_reason: null });
       expect(row!.error).toMatch(/HTTP 400/);
     } finally {

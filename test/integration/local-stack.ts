@@ -13,6 +13,7 @@ import { startEmbeddedPostgres } from '../../src/stack/embedded-postgres.js';
 import { freePort } from '../../src/stack/free-port.js';
 import { startTemporalDevServer } from '../../src/stack/temporal-dev-server.js';
 import { openDatabase } from '../../src/store/database.js';
+import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { VerifierPool } from '../../src/verifier/index.js';
 import { createCpuWorker } from '../../src/workers/cpu-worker.js';
@@ -31,6 +32,8 @@ export interface TestStack {
   tokenizer: ModelTokenizer;
   problems: Problem[];
   policy: RunningSimulatedPolicy;
+  /** Stored trajectories whose id starts with `prefix`, oldest first. */
+  exported(prefix: string, options?: { includeFailed?: boolean }): Promise<ExportedTrajectory[]>;
   /** Runs a CPU worker (and, unless told not to, a GPU worker) in this process until the returned stop. */
   startWorkers(options?: { gpu?: boolean; heartbeatIntervalMs?: number }): Promise<() => Promise<void>>;
   stop(): Promise<void>;
@@ -80,7 +83,13 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
         await workerConnection.close();
       };
     };
+    const exported = async (prefix: string, options: { includeFailed?: boolean } = {}) => {
+      const rows: ExportedTrajectory[] = [];
+      for await (const row of readTrajectories(pool, options)) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
+      return rows;
+    };
     return {
+      exported,
       temporalAddress: temporal.address, databaseUrl: postgres.url, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, stop,
     };
   } catch (error) {

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
 import { latestPolicyVersion, publishPolicyVersion } from '../../src/store/policy-versions.js';
-import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import { expectSeedInvariants, expectTokenVersions } from './seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
@@ -12,7 +11,8 @@ let stopWorkers: () => Promise<void>;
 beforeAll(async () => {
   // ~400-token answers at 200 tokens/s: a turn streams for about two seconds, long enough to publish mid-turn.
   stack = await startTestStack({ tokensPerSecond: 200, reasoningTokens: 400, seed: 9 });
-  stopWorkers = await stack.startWorkers();
+  // Cancellation reaches an activity with its next heartbeat: beat often, so a cancel lands mid-turn.
+  stopWorkers = await stack.startWorkers({ heartbeatIntervalMs: 250 });
 });
 
 afterAll(async () => {
@@ -20,11 +20,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function exported(prefix: string): Promise<ExportedTrajectory[]> {
-  const rows: ExportedTrajectory[] = [];
-  for await (const row of readTrajectories(stack.pool)) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
-  return rows;
-}
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -45,7 +40,7 @@ describe('policy versions', () => {
     expect(result.turns[0]!.versionStart).toBe(0);
     expect(result.turns[0]!.versionEnd).toBe(1);
     expect(result.turns[1]!.versionStart).toBe(1);
-    const [row] = await exported('bump/');
+    const [row] = await stack.exported('bump/');
     expectSeedInvariants(row!, stack.tokenizer);
     expectTokenVersions(row!);
     const firstOutput = row!.token_versions.slice(row!.prompt_lens[0]!, row!.seqlens[0]!);
@@ -65,7 +60,7 @@ describe('policy versions', () => {
     await publishPolicyVersion(stack.pool, 2);
     const results = await running;
     expect(results.every((r) => r.status === 'completed')).toBe(true);
-    const rows = await exported('run-bump/');
+    const rows = await stack.exported('run-bump/');
     expect(rows).toHaveLength(6);
     for (const row of rows) {
       expectSeedInvariants(row, stack.tokenizer);
@@ -79,8 +74,10 @@ describe('cancellation', () => {
   it('aborts the request on the server when a trajectory is cancelled mid-generation, and records the failure', async () => {
     const [request] = trajectoryRequests('cancel', stack.problems.slice(7, 8), 1, { turns: 2 });
     const { handle } = await submitTrajectory(stack.client, request!);
-    const serverRequest = () => stack.policy.stats().recent.find((r) => r.rid.startsWith('cancel/'));
-    await until(() => (serverRequest()?.sentIds.length ?? 0) > 20, 20_000);
+    const streaming = () => stack.policy.stats().recent.find((r) => r.rid.startsWith('cancel/') && r.end === undefined && r.sentIds.length > 20);
+    await until(() => streaming() !== undefined, 20_000);
+    const rid = streaming()!.rid;
+    const serverRequest = () => stack.policy.stats().recent.find((r) => r.rid === rid);
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();
     await until(() => serverRequest()?.end !== undefined, 10_000);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
-import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import { readMonitorRecords } from '../../src/store/trajectory-export.js';
 import { stateQuery } from '../../src/workflows/trajectory-state.js';
 import { QID, STATUS } from '../../src/workflows/search-attributes.js';
 import { expectSeedInvariants } from './seed-invariants.js';
@@ -20,11 +20,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function exported(prefix: string): Promise<ExportedTrajectory[]> {
-  const rows: ExportedTrajectory[] = [];
-  for await (const row of readTrajectories(stack.pool, { includeFailed: true })) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
-  return rows;
-}
 
 describe('trajectories end to end on a real Temporal server and Postgres', () => {
   it('runs 12 seed-default trajectories whose exported rows satisfy the seed invariants', async () => {
@@ -33,7 +28,7 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
     expect(results.map((r) => r.status)).toEqual(Array(12).fill('completed'));
     expect(results.every((r) => r.turns.length === 5)).toBe(true);
 
-    const rows = await exported('e2e/');
+    const rows = await stack.exported('e2e/', { includeFailed: true });
     expect(rows).toHaveLength(12);
     for (const row of rows) expectSeedInvariants(row, stack.tokenizer);
     // Both right and wrong answers occurred, so both feedback blocks were exercised.
@@ -56,7 +51,7 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
 
   it('stops at the first correct turn with early stop and packs one concatenated sequence', async () => {
     const results = await runRollouts(stack.client, trajectoryRequests('concat', stack.problems.slice(6, 10), 1, { earlyStop: true, layout: 'concat', discount: 0.9, turns: 4 }));
-    const rows = await exported('concat/');
+    const rows = await stack.exported('concat/', { includeFailed: true });
     expect(rows).toHaveLength(4);
     for (const [i, row] of rows.entries()) {
       const result = results.find((r) => r.trajectoryId === row.trajectory_id)!;
@@ -110,7 +105,7 @@ describe('inference faults injected by the simulated policy', () => {
       const results = await runRollouts(stack.client, trajectoryRequests('flaky', stack.problems.slice(10, 16), 1, { turns: 3 }));
       expect(results.map((r) => r.status)).toEqual(Array(6).fill('completed'));
       expect((stack.policy.stats().faults.error ?? 0) + (stack.policy.stats().faults.drop ?? 0)).toBeGreaterThan(0);
-      for (const row of await exported('flaky/')) expectSeedInvariants(row, stack.tokenizer);
+      for (const row of await stack.exported('flaky/', { includeFailed: true })) expectSeedInvariants(row, stack.tokenizer);
     } finally {
       stack.policy.setFaults({ errorRate: 0, dropRate: 0 });
     }
