@@ -10,8 +10,8 @@ let stack: TestStack;
 let stopWorkers: () => Promise<void>;
 
 beforeAll(async () => {
-  // A small model window: ~200-token answers exhaust it within a few turns.
-  stack = await startTestStack({ contextWindow: CONTEXT_WINDOW, reasoningTokens: 200, seed: 4 });
+  // A small model window: answers of at least ~200 tokens exhaust it within three turns, whatever the draws.
+  stack = await startTestStack({ contextWindow: CONTEXT_WINDOW, reasoningTokens: 400, seed: 4 });
   stopWorkers = await stack.startWorkers();
 });
 
@@ -25,6 +25,10 @@ describe('generation limits', () => {
   it('caps each turn to what the context window has left and ends the trajectory when it is exhausted', async () => {
     const results = await runRollouts(stack.client, trajectoryRequests('window', stack.problems.slice(0, 4), 1, { maxNewTokens: 1024 }));
     expect(results.map((r) => [r.status, r.endReason])).toEqual(Array(4).fill(['completed', 'context_exhausted']));
+    // A turn gets only what the window has left, so a long answer is cut off at exactly the window.
+    const turns = results.flatMap((r) => r.turns);
+    expect(turns.every((t) => t.contextLen + t.outputLen <= CONTEXT_WINDOW)).toBe(true);
+    expect(turns.some((t) => t.finishReason === 'length' && t.contextLen + t.outputLen === CONTEXT_WINDOW)).toBe(true);
     for (const row of await stack.exported('window/')) {
       expect(row.end_reason).toBe('context_exhausted');
       expect(Math.max(...row.seqlens)).toBeLessThanOrEqual(CONTEXT_WINDOW);
