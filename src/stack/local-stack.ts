@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { RatchetConfig } from '../config.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { isListening } from './free-port.js';
+import { Connection } from '@temporalio/client';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 
 /** Where Temporal and Postgres are, whether configured or started here, and how to stop what was started. */
@@ -33,7 +34,9 @@ export async function startStack(config: RatchetConfig, options: { temporal?: bo
     let temporalAddress = config.temporal.address ?? `127.0.0.1:${config.ports.temporal}`;
     let temporalUiUrl: string | undefined = config.temporal.address ? undefined : `http://127.0.0.1:${config.ports.temporalUi}`;
     const embeddedTemporal = !config.temporal.address && options.temporal !== false;
-    if (embeddedTemporal && !(await isListening(config.ports.temporal))) {
+    if (embeddedTemporal && (await isListening(config.ports.temporal))) {
+      await expectTemporalAt(temporalAddress);
+    } else if (embeddedTemporal) {
       const server = await startTemporalDevServer({
         stateDir: config.stateDir, port: config.ports.temporal, uiPort: config.ports.temporalUi, headless: options.headless,
         dbFile: path.join(config.stateDir, 'temporal.sqlite'),
@@ -46,5 +49,16 @@ export async function startStack(config: RatchetConfig, options: { temporal?: bo
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/** Something already listens on the embedded Temporal port: share it only if it speaks Temporal. */
+async function expectTemporalAt(address: string): Promise<void> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 3_000 });
+    await connection.workflowService.getSystemInfo({});
+    await connection.close();
+  } catch (error) {
+    throw new Error(`${address} is taken by something that is not a Temporal server (${(error as Error).message}); set RATCHET_TEMPORAL_PORT to a free port or TEMPORAL_ADDRESS to a server you run`);
   }
 }

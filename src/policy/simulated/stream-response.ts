@@ -34,9 +34,12 @@ export async function streamGeneration(response: http.ServerResponse, plan: Stre
   // An abort during the latency falls through: the loop below sends the abort chunk with no tokens.
   if (!(await paced(plan.latencyMs, response, live)) && !live.abort.signal.aborted) return 'disconnect';
   let sent = 0;
+  // Chunks are due on a fixed schedule, so the time spent building and writing one does not slow decoding.
+  const decodeStart = performance.now();
   for (let chunk = 0; sent < outputIds.length; chunk++) {
     const count = Math.min(plan.chunkTokens, outputIds.length - sent);
-    if (!(await paced((count / plan.tokensPerSecond) * 1000, response, live))) {
+    const due = decodeStart + ((sent + count) / plan.tokensPerSecond) * 1000;
+    if (!(await paced(Math.max(0, due - performance.now()), response, live))) {
       if (!live.abort.signal.aborted) return 'disconnect';
       break;
     }
