@@ -175,7 +175,8 @@ export async function startSimulatedPolicy(
   const address = server.address() as AddressInfo;
   return {
     url: `http://${address.address}:${address.port}`,
-    stats: () => structuredClone(stats),
+    // A snapshot of the counters; the token arrays of recent requests are shared, not copied (tests poll this often).
+    stats: () => ({ ...stats, faults: { ...stats.faults }, recent: stats.recent.map((record) => ({ ...record })) }),
     setFaults: (update) => { faults = { ...faults, ...update }; },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
