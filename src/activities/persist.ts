@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { loadStoredTurns } from '../store/turn-store.js';
-import { storeCompletedTrajectory, storeFailedTrajectory, type EndReason, type TrajectoryIdentity } from '../store/trajectory-store.js';
+import { storeCompletedTrajectory, storeFailedTrajectory, type TrajectoryIdentity } from '../store/trajectory-store.js';
 import { packTrajectory } from '../trajectory/packing.js';
 import type { PackingLayout } from '../trajectory/options.js';
-import { stoppedWithoutEos, type TurnRecord } from '../trajectory/turn.js';
+import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { classified, FailureType } from './failures.js';
 
 export interface PersistInput extends TrajectoryIdentity {

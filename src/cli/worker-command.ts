@@ -1,14 +1,11 @@
 import { Command, Argument } from 'commander';
-import type { NativeConnection } from '@temporalio/worker';
-import type pg from 'pg';
 import { loadConfig } from '../config.js';
 import { createBackend } from '../policy/backend-config.js';
 import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
 import { createCpuWorker } from '../workers/cpu-worker.js';
-import { runGpuWorkerWhileHealthy } from '../workers/healthy-gpu-worker.js';
-import { PolicyVersionWatcher } from '../workers/policy-version-watcher.js';
+import { startGpuWorkerService } from '../workers/gpu-worker-service.js';
 import { connectClient, connectWorker, ensureSearchAttributes } from '../workers/temporal-connection.js';
 
 export function workerCommand(): Command {
@@ -33,7 +30,12 @@ export function workerCommand(): Command {
           const worker = await createCpuWorker({ connection, namespace, pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier: verifier! });
           await worker.run();
         } else {
-          await runGpuWorker(config.policyBackend, config.policyUrl!, config.databaseUrl, { connection, namespace, pool, slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs });
+          const gpu = await startGpuWorkerService({
+            connection, namespace, pool, databaseUrl: config.databaseUrl, backend: createBackend(config.policyBackend, config.policyUrl!),
+            slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
+          });
+          for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void gpu.stop());
+          await gpu.done;
         }
       } finally {
         await verifier?.close();
@@ -43,16 +45,3 @@ export function workerCommand(): Command {
     });
 }
 
-/** The GPU worker: follows published policy versions and polls only while its server is healthy, until a signal. */
-async function runGpuWorker(kind: 'sglang' | 'vllm', url: string, databaseUrl: string, deps: { connection: NativeConnection; namespace: string; pool: pg.Pool; slots: number; heartbeatIntervalMs: number }): Promise<void> {
-  const backend = createBackend(kind, url);
-  const versions = new PolicyVersionWatcher(deps.pool, databaseUrl, backend);
-  await versions.start();
-  const stop = new AbortController();
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop.abort());
-  try {
-    await runGpuWorkerWhileHealthy({ ...deps, backend, currentVersion: versions.current }, { signal: stop.signal });
-  } finally {
-    await versions.stop();
-  }
-}

@@ -12,8 +12,7 @@ import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
 import { createCpuWorker } from '../workers/cpu-worker.js';
-import { runGpuWorkerWhileHealthy } from '../workers/healthy-gpu-worker.js';
-import { PolicyVersionWatcher } from '../workers/policy-version-watcher.js';
+import { startGpuWorkerService } from '../workers/gpu-worker-service.js';
 import { connectClient, connectWorker, ensureSearchAttributes } from '../workers/temporal-connection.js';
 
 export interface LocalRuntime {
@@ -64,20 +63,16 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       stops.push(() => workerConnection.close());
       const verifier = new VerifierPool(config.verifier);
       stops.push(() => verifier.close());
-      const backend = createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl);
-      const versions = new PolicyVersionWatcher(pool, stack.databaseUrl, backend);
-      await versions.start();
-      stops.push(() => versions.stop());
       const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, tokenizer, verifier });
-      const gpuStop = new AbortController();
-      const running = [
-        cpuWorker.run(),
-        runGpuWorkerWhileHealthy({ connection: workerConnection, namespace: config.temporal.namespace, pool, backend, currentVersion: versions.current, slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs }, { signal: gpuStop.signal }),
-      ];
+      const gpu = await startGpuWorkerService({
+        connection: workerConnection, namespace: config.temporal.namespace, pool, databaseUrl: stack.databaseUrl,
+        backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
+      });
+      const cpuRunning = cpuWorker.run();
       stops.push(async () => {
-        gpuStop.abort();
+        await gpu.stop();
         if (cpuWorker.getState() === 'RUNNING') cpuWorker.shutdown();
-        await Promise.allSettled(running);
+        await cpuRunning.catch(() => undefined);
       });
     }
     return { stack, client, pool, policyUrl, simulated: !config.policyUrl, stop };

@@ -2,8 +2,6 @@ import type pg from 'pg';
 import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PackedTokens } from '../trajectory/packing.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
-
-export type { EndReason };
 import type { StoredTurn } from './turn-store.js';
 
 export interface TrajectoryIdentity {

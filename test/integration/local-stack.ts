@@ -17,8 +17,7 @@ import { readTrajectories, type ExportedTrajectory } from '../../src/store/traje
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { VerifierPool } from '../../src/verifier/index.js';
 import { createCpuWorker } from '../../src/workers/cpu-worker.js';
-import { runGpuWorkerWhileHealthy } from '../../src/workers/healthy-gpu-worker.js';
-import { PolicyVersionWatcher } from '../../src/workers/policy-version-watcher.js';
+import { startGpuWorkerService } from '../../src/workers/gpu-worker-service.js';
 import { ensureSearchAttributes } from '../../src/workers/temporal-connection.js';
 
 export const SAMPLE = path.resolve(import.meta.dirname, '../../data/sample.jsonl');
@@ -65,21 +64,15 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     const startWorkers = async (options: { gpu?: boolean; heartbeatIntervalMs?: number } = {}) => {
       const workerConnection = await NativeConnection.connect({ address: temporal.address });
       const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier });
-      const running = [cpuWorker.run()];
-      const gpuStop = new AbortController();
-      const backend = createBackend('sglang', policy.url);
-      const versions = new PolicyVersionWatcher(pool, postgres.url, backend, 200);
-      if (options.gpu !== false) {
-        await versions.start();
-        running.push(runGpuWorkerWhileHealthy({
-          connection: workerConnection, namespace: 'default', pool, backend, currentVersion: versions.current, slots: 16, heartbeatIntervalMs: options.heartbeatIntervalMs,
-        }, { signal: gpuStop.signal, intervalMs: 250 }));
-      }
+      const cpuRunning = cpuWorker.run();
+      const gpu = options.gpu === false ? undefined : await startGpuWorkerService({
+        connection: workerConnection, namespace: 'default', pool, databaseUrl: postgres.url, backend: createBackend('sglang', policy.url),
+        slots: 16, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
+      });
       return async () => {
-        gpuStop.abort();
+        await gpu?.stop();
         if (cpuWorker.getState() === 'RUNNING') cpuWorker.shutdown();
-        await Promise.allSettled(running);
-        await versions.stop();
+        await cpuRunning.catch(() => undefined);
         await workerConnection.close();
       };
     };
