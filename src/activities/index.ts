@@ -4,6 +4,7 @@ import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { appendFeedbackActivity } from './append-feedback.js';
 import { generateActivity } from './generate.js';
+import { joinGroupActivity } from './join-group.js';
 import { persistFailureActivity, persistTrajectoryActivity } from './persist.js';
 import { tokenizePromptActivity } from './tokenize-prompt.js';
 import { verifyActivity } from './verify.js';
@@ -11,6 +12,7 @@ import { verifyActivity } from './verify.js';
 /** Activities of the CPU worker: everything but generation. */
 export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool }) {
   return {
+    joinGroupForAdmission: joinGroupActivity(deps.pool),
     tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
     verify: verifyActivity(deps.pool, deps.tokenizer, deps.verifier),
     appendFeedback: appendFeedbackActivity(deps.pool, deps.tokenizer),

@@ -3,18 +3,28 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { Command, Option } from 'commander';
 import { withDatabase } from './with-database.js';
-import { readMonitorRecords, readTrajectories } from '../store/trajectory-export.js';
+import { writeArrowFile, writeParquetFile } from '../export/arrow-trajectories.js';
+import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../store/trajectory-export.js';
 
 const format = () => new Option('--format <format>', 'output format').choices(['jsonl']).default('jsonl');
 
+/** Column files for Python trainers; see docs/trainer-export.md. */
+const binaryWriters = { arrow: writeArrowFile, parquet: writeParquetFile };
+type BinaryFormat = keyof typeof binaryWriters;
+
 export function exportCommand(): Command {
   return new Command('export')
-    .description('write stored trajectories, one JSON object per line, oldest birth_time first')
-    .addOption(format())
-    .option('--out <file>', 'write to FILE instead of stdout')
+    .description('write stored trajectories, oldest birth_time first: JSON lines, or an Arrow IPC / Parquet file (docs/trainer-export.md)')
+    .addOption(new Option('--format <format>', 'output format').choices(['jsonl', 'arrow', 'parquet']).default('jsonl'))
+    .option('--out <file>', 'write to FILE instead of stdout (required for arrow and parquet; "-" writes them to stdout)')
     .option('--include-failed', 'also write failed trajectories (status "failed", with their error)', false)
     .action(async (flags) => {
-      const count = await withDatabase((pool) => writeLines(readTrajectories(pool, { includeFailed: flags.includeFailed }), flags.out));
+      // Checked before the database starts: a binary file is never written to a terminal by accident.
+      if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
+      const count = await withDatabase((pool) => {
+        const rows = readTrajectories(pool, { includeFailed: flags.includeFailed });
+        return flags.format === 'jsonl' ? writeLines(rows, flags.out) : writeColumns(flags.format, rows, flags.out);
+      });
       process.stderr.write(`exported ${count} trajectories\n`);
     });
 }
@@ -39,5 +49,15 @@ async function writeLines(rows: AsyncIterable<object>, file?: string): Promise<n
     count += 1;
   }
   if (file) await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+  return count;
+}
+
+async function writeColumns(format: BinaryFormat, rows: AsyncIterable<ExportedTrajectory>, file: string): Promise<number> {
+  if (file === '-') return binaryWriters[format](rows, process.stdout);
+  const out = createWriteStream(file);
+  // A file that cannot be opened or written fails the export (once() keeps the error from going unhandled).
+  const failed = once(out, 'error').then(([error]) => Promise.reject(error as Error));
+  const count = await Promise.race([binaryWriters[format](rows, out), failed]);
+  await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
   return count;
 }

@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { ackCommand, consumeCommand } from './consume-command.js';
+import { controllerCommand } from './controller-command.js';
 import { demoCommand } from './demo-command.js';
 import { devCommand } from './dev-command.js';
 import { exportCommand, monitorCommand } from './export-command.js';
 import { policyCommand } from './policy-command.js';
 import { runCommand } from './run-command.js';
+import { runsCommand } from './runs-command.js';
 import { setupCommand } from './setup-command.js';
 import { simPolicyCommand } from './sim-policy-command.js';
+import { submitCommand } from './submit-command.js';
 import { verifyCommand } from './verify-command.js';
 import { workerCommand } from './worker-command.js';
 import { installTemporalLogging } from '../logging.js';
@@ -19,6 +23,11 @@ const program = new Command('ratchet')
   .addCommand(demoCommand())
   .addCommand(exportCommand())
   .addCommand(monitorCommand())
+  .addCommand(submitCommand())
+  .addCommand(controllerCommand())
+  .addCommand(consumeCommand())
+  .addCommand(ackCommand())
+  .addCommand(runsCommand())
   .addCommand(devCommand())
   .addCommand(workerCommand())
   .addCommand(simPolicyCommand())

@@ -4,12 +4,12 @@ import { startStack } from '../stack/local-stack.js';
 import { openDatabase } from '../store/database.js';
 
 /** Runs `work` against DATABASE_URL, or the embedded Postgres (starting it again if it is not running). */
-export async function withDatabase<T>(work: (pool: pg.Pool) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(work: (pool: pg.Pool, databaseUrl: string) => Promise<T>): Promise<T> {
   const stack = await startStack(loadConfig(), { temporal: false });
   try {
     const pool = await openDatabase(stack.databaseUrl, { max: 2 });
     try {
-      return await work(pool);
+      return await work(pool, stack.databaseUrl);
     } finally {
       await pool.end();
     }

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type pg from 'pg';
+import { AdmissionController } from '../admission/admission-controller.js';
 import type { RatchetConfig } from '../config.js';
 import type { Problem } from '../datasets/index.js';
 import { createBackend } from '../policy/backend-config.js';
@@ -28,7 +29,7 @@ export interface LocalRuntime {
 export interface LocalRuntimeOptions {
   /** Problems the simulated policy can answer (it looks their gold answers up). */
   problems: readonly Problem[];
-  /** Run a CPU and a GPU worker in this process (false: workers run elsewhere). */
+  /** Run a CPU worker, a GPU worker and the admission controller in this process (false: they run elsewhere). */
   workers: boolean;
   headless?: boolean;
   simulatedPolicy?: Partial<SimulatedPolicyConfig>;
@@ -74,6 +75,9 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
         if (cpuWorker.getState() === 'RUNNING') cpuWorker.shutdown();
         await cpuRunning.catch(() => undefined);
       });
+      const controller = new AdmissionController({ pool, temporal: client, databaseUrl: stack.databaseUrl });
+      await controller.start();
+      stops.push(() => controller.stop());
     }
     return { stack, client, pool, policyUrl, simulated: !config.policyUrl, stop };
   } catch (error) {

@@ -22,7 +22,8 @@ export async function runRollouts(client: Client, requests: readonly TrajectoryR
   }));
 }
 
-function failedResult(request: TrajectoryRequest, error: unknown): TrajectoryResult {
+/** A failed workflow as a failed result, with the turns it finished. */
+export function failedResult(request: TrajectoryRequest, error: unknown): TrajectoryResult {
   if (!(error instanceof WorkflowFailedError)) throw error;
   const cause = error.cause;
   const turns = cause instanceof ApplicationFailure ? ((cause.details?.[0] as TurnRecord[] | undefined) ?? []) : [];

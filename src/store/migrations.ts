@@ -97,6 +97,86 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
       ALTER TABLE trajectories ADD COLUMN end_reason text;
     `,
   },
+  {
+    id: '003_rollout_runs',
+    sql: `
+      -- A training run: the staleness bound its admission keeps (AReaL's max_head_offpolicyness η, counted
+      -- in groups of the consumer's batch size) and the most groups it lets run at once.
+      CREATE TABLE rollout_runs (
+        run_id text PRIMARY KEY,
+        max_head_offpolicyness int NOT NULL CHECK (max_head_offpolicyness >= 0),
+        batch_size int NOT NULL CHECK (batch_size > 0),
+        max_concurrent int NOT NULL CHECK (max_concurrent > 0),
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      -- A group: the n samples of one prompt. It is the unit of admission, counting and consumption.
+      -- Counters are updated in the same transaction as the rows they count, so no restart can skew them.
+      CREATE TABLE rollout_groups (
+        group_id text PRIMARY KEY,
+        run_id text NOT NULL REFERENCES rollout_runs,
+        seq bigserial NOT NULL,
+        qid text NOT NULL,
+        size int NOT NULL CHECK (size > 0),
+        joined int NOT NULL DEFAULT 0,
+        status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'admitted', 'cancelled')),
+        admitted_at timestamptz,
+        -- What admission saw, kept so the bound can be audited afterwards.
+        admitted_version int,
+        admitted_accepted int,
+        admitted_running int,
+        finished int NOT NULL DEFAULT 0,
+        completed int NOT NULL DEFAULT 0,
+        birth_time bigint,
+        finished_at timestamptz,
+        -- The batch holding the group, and until when: after that another consumer may claim it.
+        batch_id uuid,
+        lease_expires_at timestamptz,
+        consumed_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX rollout_groups_admission ON rollout_groups (run_id, seq) WHERE status = 'pending';
+      CREATE INDEX rollout_groups_ready ON rollout_groups (run_id, birth_time, seq) WHERE finished_at IS NOT NULL AND consumed_at IS NULL;
+      CREATE TABLE rollout_members (
+        trajectory_id text PRIMARY KEY,
+        group_id text NOT NULL REFERENCES rollout_groups,
+        sample int NOT NULL,
+        finished boolean NOT NULL DEFAULT false,
+        -- Set at hand-out: the batch's policy version minus the trajectory's oldest token version.
+        staleness int,
+        stale boolean
+      );
+      CREATE INDEX rollout_members_group ON rollout_members (group_id);
+      -- A batch handed to one consumer. Its groups come back if it is not acknowledged before the lease ends.
+      CREATE TABLE rollout_batches (
+        batch_id uuid PRIMARY KEY,
+        run_id text NOT NULL REFERENCES rollout_runs,
+        consumer text NOT NULL,
+        policy_version int NOT NULL,
+        groups int NOT NULL,
+        trajectories int NOT NULL,
+        stale_trajectories int NOT NULL,
+        claimed_at timestamptz NOT NULL DEFAULT now(),
+        lease_expires_at timestamptz NOT NULL,
+        acked_at timestamptz
+      );
+      CREATE INDEX rollout_batches_run ON rollout_batches (run_id, claimed_at);
+      -- Publishing a policy version, callable from any language (the Python trainer example uses it):
+      -- versions only go forward, and listeners hear of it at once.
+      CREATE FUNCTION ratchet_publish_policy_version(new_version int, weights text DEFAULT NULL) RETURNS void
+      LANGUAGE plpgsql AS $$
+      DECLARE latest int;
+      BEGIN
+        LOCK TABLE policy_versions IN EXCLUSIVE MODE;
+        SELECT max(version) INTO latest FROM policy_versions;
+        IF latest IS NOT NULL AND new_version <= latest THEN
+          RAISE EXCEPTION 'policy version % is not newer than the published version %', new_version, latest
+            USING ERRCODE = 'RV001';
+        END IF;
+        INSERT INTO policy_versions (version, weights_path) VALUES (new_version, weights);
+        PERFORM pg_notify('ratchet_policy_version', new_version::text);
+      END $$;
+    `,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */

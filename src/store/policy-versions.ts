@@ -14,22 +14,12 @@ export const POLICY_VERSION_CHANNEL = 'ratchet_policy_version';
 
 /** Publishes a version. Versions only go forward: one at or below the latest is refused. */
 export async function publishPolicyVersion(pool: pg.Pool, version: number, weightsPath?: string): Promise<void> {
-  const client = await pool.connect();
   try {
-    await client.query('BEGIN');
-    await client.query('LOCK TABLE policy_versions IN EXCLUSIVE MODE');
-    const latest = await latestVersion(client);
-    if (latest && version <= latest.version) {
-      throw new PolicyVersionConflict(`policy version ${version} is not newer than the published version ${latest.version}`);
-    }
-    await client.query('INSERT INTO policy_versions (version, weights_path) VALUES ($1, $2)', [version, weightsPath ?? null]);
-    await client.query(`SELECT pg_notify($1, $2)`, [POLICY_VERSION_CHANNEL, String(version)]);
-    await client.query('COMMIT');
+    await pool.query('SELECT ratchet_publish_policy_version($1, $2)', [version, weightsPath ?? null]);
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    // The rule lives in SQL so that a trainer in any language publishes the same way.
+    if ((error as { code?: string }).code === 'RV001') throw new PolicyVersionConflict((error as Error).message);
     throw error;
-  } finally {
-    client.release();
   }
 }
 

@@ -26,6 +26,12 @@ export interface ExportedTrajectory {
   token_versions: number[];
   /** `turns`, `early_stop` or `context_exhausted` (null for failed trajectories). */
   end_reason: string | null;
+  /** Set in a consumed batch only: the group (the samples of one prompt) this trajectory belongs to. */
+  group_id?: string;
+  /** Set in a consumed batch only: policy version at hand-out minus the oldest token's version. */
+  staleness?: number;
+  /** Set in a consumed batch only: staleness above the run's max_head_offpolicyness (η). Kept, and counted. */
+  stale?: boolean;
 }
 
 const PAGE = 100;
@@ -44,6 +50,13 @@ export async function* readTrajectories(pool: pg.Pool, options: { includeFailed?
     const last = rows[rows.length - 1];
     after = [Number(last.birth_time), last.trajectory_id];
   }
+}
+
+/** The stored trajectories with these ids, in the order given (ids not stored are left out). */
+export async function readTrajectoriesById(pool: pg.Pool, ids: readonly string[]): Promise<ExportedTrajectory[]> {
+  const { rows } = await pool.query('SELECT * FROM trajectories WHERE trajectory_id = ANY($1)', [ids]);
+  const byId = new Map(rows.map((row) => [row.trajectory_id as string, toExported(row)]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 function toExported(row: Record<string, any>): ExportedTrajectory {

@@ -3,6 +3,8 @@ import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PackedTokens } from '../trajectory/packing.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import type { StoredTurn } from './turn-store.js';
+import { inTransaction } from './transaction.js';
+import { recordMemberFinished } from '../admission/admission-store.js';
 
 export interface TrajectoryIdentity {
   trajectoryId: string;
@@ -52,6 +54,7 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
     }
     await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);
     await dropWorkingRows(client, trajectory.trajectoryId);
+    await recordMemberFinished(client, trajectory.trajectoryId, true, trajectory.birthTime);
     return true;
   });
 }
@@ -67,6 +70,7 @@ export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryI
     if (inserted.rowCount === 0) return false;
     await insertTurnTexts(client, identity.trajectoryId, texts.filter((text) => text.verdict !== null));
     await dropWorkingRows(client, identity.trajectoryId);
+    await recordMemberFinished(client, identity.trajectoryId, false, identity.birthTime);
     return true;
   });
 }
@@ -83,19 +87,4 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
 async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
   await client.query('DELETE FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
   await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
-}
-
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
 }

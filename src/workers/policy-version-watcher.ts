@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
+import { listen } from '../store/notifications.js';
 import { latestPolicyVersion, POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
 
 /**
@@ -9,7 +10,7 @@ import { latestPolicyVersion, POLICY_VERSION_CHANNEL } from '../store/policy-ver
  */
 export class PolicyVersionWatcher {
   private version = 0;
-  private listener: pg.Client | undefined;
+  private listener: { close(): Promise<void> } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
 
@@ -20,11 +21,7 @@ export class PolicyVersionWatcher {
 
   async start(): Promise<void> {
     await this.sync();
-    this.listener = new pg.Client({ connectionString: this.databaseUrl });
-    this.listener.on('error', () => undefined); // polling still covers a lost listener
-    await this.listener.connect();
-    this.listener.on('notification', () => void this.sync());
-    await this.listener.query(`LISTEN ${POLICY_VERSION_CHANNEL}`);
+    this.listener = await listen(this.databaseUrl, [POLICY_VERSION_CHANNEL], () => void this.sync());
     this.timer = setInterval(() => void this.sync(), this.pollMs);
   }
 
@@ -41,7 +38,7 @@ export class PolicyVersionWatcher {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.listener?.end().catch(() => undefined);
+    await this.listener?.close();
     await this.syncing;
   }
 }

@@ -1,5 +1,6 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { VerdictStatus } from '../verifier/index.js';
+import type { GroupMembership } from '../admission/group-membership.js';
 import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 
@@ -12,8 +13,14 @@ export interface TrajectoryRequest {
   /** Gold answers as the dataset stores them; any match counts. */
   gold: string[];
   options?: Partial<RolloutOptions>;
+  /**
+   * The group (samples of one prompt) and training run this trajectory belongs to. With it, the trajectory
+   * waits for admission under the run's staleness bound and is consumed with its group; the trajectory id
+   * must then be `<groupId>/<sample>`. Without it, the trajectory starts at once and is only exported.
+   */
+  group?: GroupMembership;
   /** Overrides for activity timeouts, mostly for tests and slow servers. */
-  timeouts?: { generateHeartbeatSeconds?: number; generateStartToCloseSeconds?: number };
+  timeouts?: { generateHeartbeatSeconds?: number; generateStartToCloseSeconds?: number; admissionRecheckSeconds?: number };
 }
 
 export interface TrajectoryResult {
@@ -31,7 +38,7 @@ export interface TrajectoryResult {
 
 /** The live state answered by the `state` query. */
 export interface TrajectoryState {
-  phase: 'tokenizing' | 'generating' | 'verifying' | 'feedback' | 'persisting' | 'completed' | 'failed';
+  phase: 'queued' | 'tokenizing' | 'generating' | 'verifying' | 'feedback' | 'persisting' | 'completed' | 'failed';
   turn: number;
   turns: number;
   verdicts: VerdictStatus[];

@@ -6,6 +6,7 @@ import { resolveRolloutOptions } from '../trajectory/options.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
+import { awaitAdmission } from './admission-gate.js';
 import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from './search-attributes.js';
 import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type TrajectoryState } from './trajectory-state.js';
 
@@ -30,10 +31,19 @@ export async function trajectory(request: TrajectoryRequest): Promise<Trajectory
   const turns: TurnRecord[] = [];
   const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
   setHandler(stateQuery, () => state);
-  upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: 'running' }]);
+  upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
 
   let endReason: EndReason = 'turns';
   try {
+    if (request.group) {
+      state.phase = 'queued';
+      const group = request.group;
+      await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), request.timeouts?.admissionRecheckSeconds ?? 60);
+      // A trajectory is born when it may start generating, not when it was queued.
+      identity.birthTime = Date.now();
+      state.phase = 'tokenizing';
+      upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
+    }
     let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });

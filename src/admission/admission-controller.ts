@@ -1,0 +1,75 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type pg from 'pg';
+import { log } from '../logging.js';
+import { listen } from '../store/notifications.js';
+import { POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
+import { admittedSignal } from '../workflows/admission-gate.js';
+import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unfinishedAdmittedMembers } from './admission-store.js';
+
+export interface AdmissionControllerOptions {
+  pool: pg.Pool;
+  temporal: Client;
+  databaseUrl: string;
+  /** Fallback poll; NOTIFY on joins, finished groups and new policy versions wakes it sooner. */
+  pollMs?: number;
+}
+
+/**
+ * Starts waiting groups as their runs' staleness bounds allow. It holds no state of its own: every decision
+ * is one Postgres transaction over the run's rows, so it can be killed and restarted at any point, and
+ * several can run at once.
+ */
+export class AdmissionController {
+  private listener: { close(): Promise<void> } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private passes: Promise<void> = Promise.resolve();
+  private stopped = false;
+  private admittedGroups = 0;
+
+  constructor(private readonly options: AdmissionControllerOptions) {}
+
+  async start(): Promise<void> {
+    // Members of groups admitted just before a crash may never have been told.
+    await this.tell(await unfinishedAdmittedMembers(this.options.pool));
+    this.listener = await listen(this.options.databaseUrl, [ADMISSION_CHANNEL, POLICY_VERSION_CHANNEL], () => void this.admit());
+    this.timer = setInterval(() => void this.admit(), this.options.pollMs ?? 1_000);
+    await this.admit();
+  }
+
+  /** Groups this controller admitted since it started. */
+  get admitted(): number {
+    return this.admittedGroups;
+  }
+
+  /** One admission pass over every run with complete groups waiting; passes never overlap. */
+  admit(): Promise<void> {
+    this.passes = this.passes.then(async () => {
+      if (this.stopped) return;
+      for (const runId of await runsWithWaitingGroups(this.options.pool)) {
+        const groups = await admitGroups(this.options.pool, runId);
+        this.admittedGroups += groups.length;
+        if (groups.length > 0) log.debug({ runId, groups: groups.length }, 'admitted groups');
+        await this.tell(groups.flatMap((group) => group.trajectoryIds));
+      }
+    }).catch((error: Error) => log.warn({ err: error.message }, 'admission pass failed; retrying at the next poll'));
+    return this.passes;
+  }
+
+  private async tell(trajectoryIds: readonly string[]): Promise<void> {
+    await Promise.all(trajectoryIds.map(async (id) => {
+      try {
+        await this.options.temporal.workflow.getHandle(id).signal(admittedSignal);
+      } catch (error) {
+        // A finished or cancelled member has nothing to be told; any other member re-checks on its own timer.
+        if (!(error instanceof WorkflowNotFoundError)) log.warn({ trajectoryId: id, err: (error as Error).message }, 'could not signal an admitted trajectory');
+      }
+    }));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.listener?.close();
+    await this.passes;
+  }
+}

@@ -1,0 +1,170 @@
+import type pg from 'pg';
+import { inTransaction } from '../store/transaction.js';
+import { admissionCapacity, type AdmissionCounters, type StalenessBound } from './staleness.js';
+import type { GroupMembership, RunConfig } from './group-membership.js';
+
+/** Channel notified when a member joins or a group finishes, so the controller re-checks capacity at once. */
+export const ADMISSION_CHANNEL = 'ratchet_admission';
+
+export class RunConfigMismatch extends Error {
+  override readonly name = 'RunConfigMismatch';
+}
+export class GroupMismatch extends Error {
+  override readonly name = 'GroupMismatch';
+}
+
+export type GroupStatus = 'pending' | 'admitted' | 'cancelled';
+
+/**
+ * Registers one member of a group (and the run and group on first sight). Idempotent: a retried activity or
+ * a re-check changes nothing. Returns the group's status, which tells the member whether it may generate.
+ */
+export async function joinGroup(pool: pg.Pool, trajectoryId: string, qid: string, group: GroupMembership): Promise<GroupStatus> {
+  return inTransaction(pool, async (client) => {
+    await ensureRun(client, group.run);
+    await client.query(
+      `INSERT INTO rollout_groups (group_id, run_id, qid, size) VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO NOTHING`,
+      [group.groupId, group.run.runId, qid, group.size],
+    );
+    const { rows: [existing] } = await client.query<{ run_id: string; size: number; status: GroupStatus }>(
+      'SELECT run_id, size, status FROM rollout_groups WHERE group_id = $1 FOR UPDATE', [group.groupId],
+    );
+    if (existing!.run_id !== group.run.runId || existing!.size !== group.size) {
+      throw new GroupMismatch(`group ${group.groupId} exists in run ${existing!.run_id} with ${existing!.size} samples; this request says run ${group.run.runId} with ${group.size}`);
+    }
+    const joined = await client.query(
+      'INSERT INTO rollout_members (trajectory_id, group_id, sample) VALUES ($1, $2, $3) ON CONFLICT (trajectory_id) DO NOTHING',
+      [trajectoryId, group.groupId, group.sample],
+    );
+    if (joined.rowCount === 1) {
+      await client.query('UPDATE rollout_groups SET joined = joined + 1 WHERE group_id = $1', [group.groupId]);
+      await client.query('SELECT pg_notify($1, $2)', [ADMISSION_CHANNEL, group.run.runId]);
+    }
+    return existing!.status;
+  });
+}
+
+async function ensureRun(client: pg.PoolClient, run: RunConfig): Promise<void> {
+  await client.query(
+    `INSERT INTO rollout_runs (run_id, max_head_offpolicyness, batch_size, max_concurrent) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (run_id) DO NOTHING`,
+    [run.runId, run.maxHeadOffpolicyness, run.batchSize, run.maxConcurrent],
+  );
+  const stored = await readRun(client, run.runId);
+  if (stored!.maxHeadOffpolicyness !== run.maxHeadOffpolicyness || stored!.batchSize !== run.batchSize || stored!.maxConcurrent !== run.maxConcurrent) {
+    throw new RunConfigMismatch(`run ${run.runId} was created with ${describeBound(stored!)}; this request says ${describeBound(run)}`);
+  }
+}
+
+export async function readRun(client: pg.Pool | pg.PoolClient, runId: string, lock = false): Promise<RunConfig | undefined> {
+  const { rows: [row] } = await client.query(
+    `SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs WHERE run_id = $1${lock ? ' FOR UPDATE' : ''}`, [runId],
+  );
+  return row && { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent };
+}
+
+function describeBound(bound: StalenessBound): string {
+  return `maxHeadOffpolicyness ${bound.maxHeadOffpolicyness}, batchSize ${bound.batchSize}, maxConcurrent ${bound.maxConcurrent}`;
+}
+
+export interface AdmittedGroup {
+  groupId: string;
+  trajectoryIds: string[];
+}
+
+/**
+ * Admits waiting groups, oldest submission first, as far as the run's capacity allows. The run row is locked
+ * for the transaction, so concurrent controllers admit one after the other and the bound holds across them.
+ * Only complete groups (every member has joined) are admitted.
+ */
+export async function admitGroups(pool: pg.Pool, runId: string): Promise<AdmittedGroup[]> {
+  return inTransaction(pool, async (client) => {
+    const run = await readRun(client, runId, true);
+    if (!run) return [];
+    const counters = await readCounters(client, runId);
+    const capacity = admissionCapacity(run, counters);
+    if (capacity === 0) return [];
+    const { rows } = await client.query<{ group_id: string }>(
+      `SELECT group_id FROM rollout_groups WHERE run_id = $1 AND status = 'pending' AND joined = size AND finished_at IS NULL ORDER BY seq LIMIT $2`,
+      [runId, capacity],
+    );
+    const admitted: AdmittedGroup[] = [];
+    for (const [i, { group_id: groupId }] of rows.entries()) {
+      await client.query(
+        `UPDATE rollout_groups SET status = 'admitted', admitted_at = clock_timestamp(), admitted_version = $2, admitted_accepted = $3, admitted_running = $4
+         WHERE group_id = $1`,
+        [groupId, counters.version, counters.accepted, counters.running + i],
+      );
+      admitted.push({ groupId, trajectoryIds: await memberIds(client, groupId) });
+    }
+    return admitted;
+  });
+}
+
+/** The counters of AReaL's staleness formula, read from the rows they count (never kept in memory). */
+export async function readCounters(client: pg.Pool | pg.PoolClient, runId: string): Promise<AdmissionCounters> {
+  const { rows: [row] } = await client.query(
+    `SELECT (SELECT coalesce(max(version), 0) FROM policy_versions) AS version,
+            count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NULL) AS running,
+            count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NOT NULL AND completed > 0) AS accepted
+     FROM rollout_groups WHERE run_id = $1`,
+    [runId],
+  );
+  return { version: Number(row.version), running: Number(row.running), accepted: Number(row.accepted) };
+}
+
+async function memberIds(client: pg.PoolClient, groupId: string): Promise<string[]> {
+  const { rows } = await client.query<{ trajectory_id: string }>('SELECT trajectory_id FROM rollout_members WHERE group_id = $1 ORDER BY sample', [groupId]);
+  return rows.map((row) => row.trajectory_id);
+}
+
+/** Runs that have complete groups waiting. */
+export async function runsWithWaitingGroups(pool: pg.Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ run_id: string }>(`SELECT DISTINCT run_id FROM rollout_groups WHERE status = 'pending' AND joined = size AND finished_at IS NULL`);
+  return rows.map((row) => row.run_id);
+}
+
+/** Members of admitted groups that have not finished: after a controller restart they are told again. */
+export async function unfinishedAdmittedMembers(pool: pg.Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ trajectory_id: string }>(
+    `SELECT m.trajectory_id FROM rollout_members m JOIN rollout_groups g USING (group_id)
+     WHERE g.status = 'admitted' AND g.finished_at IS NULL AND NOT m.finished`,
+  );
+  return rows.map((row) => row.trajectory_id);
+}
+
+/**
+ * Counts a member's end in its group, inside the transaction that stores the trajectory, so the counters
+ * move exactly once per trajectory. A trajectory outside any group changes nothing.
+ */
+export async function recordMemberFinished(client: pg.PoolClient, trajectoryId: string, completed: boolean, birthTime: number): Promise<void> {
+  const { rows: [member] } = await client.query<{ group_id: string; run_id: string }>(
+    `UPDATE rollout_members m SET finished = true FROM rollout_groups g
+     WHERE m.trajectory_id = $1 AND NOT m.finished AND g.group_id = m.group_id RETURNING m.group_id, g.run_id`,
+    [trajectoryId],
+  );
+  if (!member) return;
+  const { rows: [group] } = await client.query<{ finished: number; size: number }>(
+    `UPDATE rollout_groups SET finished = finished + 1, completed = completed + $2::int,
+       birth_time = LEAST(coalesce(birth_time, $3), $3),
+       finished_at = CASE WHEN finished + 1 = size THEN clock_timestamp() END
+     WHERE group_id = $1 RETURNING finished, size`,
+    [member.group_id, completed ? 1 : 0, birthTime],
+  );
+  if (group!.finished === group!.size) await client.query('SELECT pg_notify($1, $2)', [ADMISSION_CHANNEL, member.run_id]);
+}
+
+/**
+ * Cancels groups: waiting ones are never admitted; admitted ones are left to end as their members are cancelled.
+ * Returns the members whose workflows should be cancelled.
+ */
+export async function cancelGroups(pool: pg.Pool, where: { runId: string } | { groupId: string }): Promise<string[]> {
+  const [column, value] = 'runId' in where ? ['run_id', where.runId] : ['group_id', where.groupId];
+  return inTransaction(pool, async (client) => {
+    await client.query(`UPDATE rollout_groups SET status = 'cancelled' WHERE ${column} = $1 AND status = 'pending'`, [value]);
+    const { rows } = await client.query<{ trajectory_id: string }>(
+      `SELECT m.trajectory_id FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE g.${column} = $1 AND NOT m.finished`, [value],
+    );
+    return rows.map((row) => row.trajectory_id);
+  });
+}

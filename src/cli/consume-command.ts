@@ -1,0 +1,81 @@
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { Command, Option } from 'commander';
+import { acknowledgeBatch, extendLease } from '../consumption/batch-store.js';
+import { consumeBatch, type Batch } from '../consumption/consume.js';
+import { arrowFileBytes, parquetBytes } from '../export/arrow-trajectories.js';
+import { positiveInt } from './shared-options.js';
+import { withDatabase } from './with-database.js';
+
+/** Exit status when no batch was ready in time: a trainer's loop can tell it from a failure. */
+export const NO_BATCH_EXIT = 3;
+
+const seconds = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`expected seconds (a non-negative number), got "${value}"`);
+  return n;
+};
+
+export function consumeCommand(): Command {
+  return new Command('consume')
+    .description('claim the oldest finished groups of a run as one batch and write it; acknowledge it with `ratchet ack`')
+    .requiredOption('--run <id>', 'the training run')
+    .requiredOption('--batch-size <groups>', 'groups in the batch', positiveInt)
+    .addOption(new Option('--format <format>', 'jsonl, or Arrow IPC file / Parquet with packed int32/float32 columns').choices(['jsonl', 'arrow', 'parquet']).default('jsonl'))
+    .option('--out <file>', 'write the batch to FILE (required for arrow and parquet); the summary goes to stdout')
+    .option('--lease <seconds>', 'unacknowledged after this long, the groups go to another consumer', seconds, 600)
+    .option('--wait <seconds>', 'how long to wait for enough finished groups', seconds, 600)
+    .option('--partial', 'when the wait runs out, hand out the finished groups there are (at least one)', false)
+    .option('--consumer <name>', 'who is consuming, for operators', `${os.hostname()}:${process.pid}`)
+    .action(async (flags) => {
+      if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file>`);
+      const batch = await withDatabase((pool, databaseUrl) => consumeBatch(pool, databaseUrl, {
+        runId: flags.run, batchSize: flags.batchSize, consumer: flags.consumer, leaseMs: flags.lease * 1000, waitMs: flags.wait * 1000, partial: flags.partial,
+      }));
+      if (!batch) {
+        process.stderr.write(`ratchet: no batch: fewer than ${flags.batchSize} finished groups in run ${flags.run} within ${flags.wait}s\n`);
+        process.exitCode = NO_BATCH_EXIT;
+        return;
+      }
+      const summary = JSON.stringify(describe(batch, flags.out ?? null));
+      if (flags.out) {
+        await writeFile(flags.out, encode(batch, flags.format));
+        process.stdout.write(`${summary}\n`);
+      } else {
+        process.stdout.write(encode(batch, 'jsonl'));
+        process.stderr.write(`${summary}\n`);
+      }
+    });
+}
+
+export function ackCommand(): Command {
+  return new Command('ack')
+    .description('acknowledge a consumed batch: its groups are never handed out again')
+    .argument('<batch-id>', 'the batchId printed by `ratchet consume`')
+    .option('--extend <seconds>', 'instead of acknowledging, extend the batch\'s lease by this long', seconds)
+    .action(async (batchId: string, flags: { extend?: number }) => {
+      await withDatabase(async (pool) => {
+        if (flags.extend !== undefined) {
+          const until = await extendLease(pool, batchId, flags.extend * 1000);
+          process.stdout.write(`${JSON.stringify({ batchId, leaseExpiresAt: until.toISOString() })}\n`);
+          return;
+        }
+        const { alreadyAcknowledged } = await acknowledgeBatch(pool, batchId);
+        process.stdout.write(`${JSON.stringify({ batchId, acknowledged: true, alreadyAcknowledged })}\n`);
+      });
+    });
+}
+
+function describe(batch: Batch, out: string | null) {
+  return {
+    batchId: batch.batchId, runId: batch.runId, consumer: batch.consumer, policyVersion: batch.policyVersion,
+    leaseExpiresAt: batch.leaseExpiresAt.toISOString(), groups: batch.groupIds.length, trajectories: batch.rows.length,
+    staleTrajectories: batch.staleTrajectories, groupIds: batch.groupIds, out,
+  };
+}
+
+function encode(batch: Batch, format: 'jsonl' | 'arrow' | 'parquet'): Uint8Array | string {
+  if (format === 'arrow') return arrowFileBytes(batch.rows);
+  if (format === 'parquet') return parquetBytes(batch.rows);
+  return batch.rows.map((row) => `${JSON.stringify(row)}\n`).join('');
+}

@@ -1,0 +1,51 @@
+import type pg from 'pg';
+import { ADMISSION_CHANNEL } from '../admission/admission-store.js';
+import { listen } from '../store/notifications.js';
+import { readTrajectoriesById, type ExportedTrajectory } from '../store/trajectory-export.js';
+import { claimBatch, type ClaimedBatch, type ClaimRequest } from './batch-store.js';
+
+/** A claimed batch with its trajectories, each tagged with its group and staleness. */
+export interface Batch extends ClaimedBatch {
+  rows: ExportedTrajectory[];
+}
+
+export interface ConsumeRequest extends ClaimRequest {
+  /** How long to wait for enough finished groups; 0 tries once. */
+  waitMs: number;
+}
+
+/**
+ * Claims a batch, waiting up to `waitMs` for enough finished groups. A finished group wakes the wait at once
+ * (NOTIFY); a short poll covers lapsed leases. With `partial`, a timed-out wait hands out what is ready.
+ */
+export async function consumeBatch(pool: pg.Pool, databaseUrl: string, request: ConsumeRequest): Promise<Batch | undefined> {
+  const deadline = Date.now() + request.waitMs;
+  let wake: () => void = () => undefined;
+  const listener = request.waitMs > 0 ? await listen(databaseUrl, [ADMISSION_CHANNEL], () => wake()) : undefined;
+  try {
+    for (;;) {
+      const last = Date.now() >= deadline;
+      const claimed = await claimBatch(pool, { ...request, partial: request.partial && last });
+      if (claimed) return { ...claimed, rows: await batchRows(pool, claimed) };
+      if (last) return undefined;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(500, Math.max(0, deadline - Date.now())));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    await listener?.close();
+  }
+}
+
+async function batchRows(pool: pg.Pool, batch: ClaimedBatch): Promise<ExportedTrajectory[]> {
+  const rows = await readTrajectoriesById(pool, batch.trajectories.map((t) => t.trajectoryId));
+  const claims = new Map(batch.trajectories.map((t) => [t.trajectoryId, t]));
+  return rows.map((row) => {
+    const claim = claims.get(row.trajectory_id)!;
+    return { ...row, group_id: claim.groupId, staleness: claim.staleness, stale: claim.stale };
+  });
+}

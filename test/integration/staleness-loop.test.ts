@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdmissionController } from '../../src/admission/admission-controller.js';
+import type { RunConfig } from '../../src/admission/group-membership.js';
+import { RolloutClient } from '../../src/client/rollout-client.js';
+import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { startTestStack, type TestStack } from './local-stack.js';
+
+let stack: TestStack;
+let stopWorkers: (() => Promise<void>) | undefined;
+let controller: AdmissionController | undefined;
+
+const startController = async () => {
+  controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200 });
+  await controller.start();
+};
+
+beforeAll(async () => {
+  stack = await startTestStack({ seed: 5 });
+  stopWorkers = await stack.startWorkers();
+  await startController();
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await stopWorkers?.();
+  await stack?.stop();
+});
+
+describe('staleness-bounded admission over a training loop', () => {
+  it('never admits beyond (η + version + 1) · batchSize across 21 version bumps with worker and controller restarts', async () => {
+    const run: RunConfig = { runId: 'loop', maxHeadOffpolicyness: 1, batchSize: 2, maxConcurrent: 3 };
+    const steps = 21;
+    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+    // More groups than the loop can ever consume, so admission, not supply, is what limits it.
+    const epochs = [0, 1].map((epoch) => client.submit(run, stack.problems.slice(0, 24), { samples: 2, rollout: { turns: 2 }, tag: `e${epoch}` }));
+    const submitted = (await Promise.all(epochs)).flat();
+    expect(submitted).toHaveLength(48);
+
+    const consumed: { step: number; groupIds: string[]; policyVersion: number }[] = [];
+    for (let step = 0; step < steps; step++) {
+      if (step === 4 || step === 12) {
+        await stopWorkers!();
+        stopWorkers = await stack.startWorkers();
+      }
+      if (step === 6 || step === 10 || step === 17) {
+        await controller!.stop();
+        await startController();
+      }
+      const batch = await client.consume(run.runId, run.batchSize, { consumer: `trainer-${step}`, waitMs: 120_000 });
+      expect(batch, `batch ${step}`).toBeDefined();
+      expect(batch!.groupIds).toHaveLength(run.batchSize);
+      expect(batch!.policyVersion).toBe(step);
+      for (const row of batch!.rows) {
+        const oldest = Math.min(...row.version_start);
+        expect(row.staleness).toBe(step - oldest);
+        expect(row.stale).toBe(step - oldest > run.maxHeadOffpolicyness);
+      }
+      consumed.push({ step, groupIds: batch!.groupIds, policyVersion: batch!.policyVersion });
+      await client.ack(batch!.batchId);
+      await publishPolicyVersion(stack.pool, step + 1);
+    }
+
+    // Every group was handed out once.
+    const all = consumed.flatMap((c) => c.groupIds);
+    expect(new Set(all).size).toBe(steps * run.batchSize);
+
+    // With the final version, admission goes on up to the bound, (η + 21 + 1) · 2 groups, and stops there.
+    const admitted = async () => Number((await stack.pool.query(`SELECT count(*) FROM rollout_groups WHERE run_id = $1 AND status = 'admitted'`, [run.runId])).rows[0].count);
+    const finalBound = (run.maxHeadOffpolicyness + steps + 1) * run.batchSize;
+    await expect.poll(admitted, { timeout: 60_000, interval: 250 }).toBe(finalBound);
+    await expect.poll(async () => (await client.status(run.runId))!.running, { timeout: 60_000, interval: 250 }).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 1_000)); // room for a wrongful admission to show
+    expect(await admitted()).toBe(finalBound);
+
+    // The bound, as admission recorded it, and as recomputed independently from the admission order.
+    const { rows } = await stack.pool.query(
+      `SELECT group_id, admitted_version, admitted_accepted, admitted_running FROM rollout_groups
+       WHERE run_id = $1 AND status = 'admitted' ORDER BY admitted_at, seq`, [run.runId],
+    );
+    expect(rows.length).toBeGreaterThanOrEqual(steps * run.batchSize);
+    let previousVersion = 0;
+    rows.forEach((row, rank) => {
+      const bound = (run.maxHeadOffpolicyness + row.admitted_version + 1) * run.batchSize;
+      expect(row.admitted_accepted + row.admitted_running + 1).toBeLessThanOrEqual(bound);
+      expect(row.admitted_running + 1).toBeLessThanOrEqual(run.maxConcurrent);
+      // No group was rejected, so the (rank+1)-th admission had rank+1 groups accepted or running.
+      expect(rank + 1).toBeLessThanOrEqual(bound);
+      expect(row.admitted_version).toBeGreaterThanOrEqual(previousVersion);
+      previousVersion = row.admitted_version;
+    });
+    const status = await client.status(run.runId);
+    expect(status).toMatchObject({ policyVersion: steps, rejected: 0, consumed: steps * run.batchSize, capacity: 0 });
+    expect(status!.waiting).toBe(48 - rows.length);
+
+    // Cancelling the run leaves nothing waiting and nothing running.
+    await client.cancel({ runId: run.runId });
+    await expect.poll(async () => (await client.status(run.runId))!.running, { timeout: 60_000, interval: 250 }).toBe(0);
+    expect((await client.status(run.runId))!.cancelled).toBe(48 - rows.length);
+  });
+});
