@@ -122,6 +122,7 @@ describe('docker-compose.yml', () => {
         'sglang',
         'ratchet-cpu-worker',
         'ratchet-gpu-worker',
+        'ratchet-controller',
       ]),
     );
   });

@@ -98,3 +98,40 @@ describe('staleness-bounded admission over a training loop', () => {
     expect((await client.status(run.runId))!.cancelled).toBe(48 - rows.length);
   });
 });
+
+describe('bad submissions', () => {
+  const run: RunConfig = { runId: 'dup', maxHeadOffpolicyness: 4, batchSize: 2, maxConcurrent: 4 };
+
+  it('turns a resubmitted group into a duplicate that starts nothing', async () => {
+    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+    const [first] = await client.submit(run, stack.problems.slice(30, 31), { samples: 2, rollout: { turns: 1 } });
+    const [again] = await client.submit(run, stack.problems.slice(30, 31), { samples: 2, rollout: { turns: 1 } });
+    expect(first!.duplicate).toBe(false);
+    expect(again).toMatchObject({ groupId: first!.groupId, duplicate: true });
+    const results = await client.wait([first!]);
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed']);
+    expect(await stack.exported(`${first!.groupId}/`)).toHaveLength(2);
+    expect((await client.status(run.runId))!.accepted).toBe(1);
+  });
+
+  it('fails a request whose run settings contradict the run, with a clear error, and records the failure', async () => {
+    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+    const groups = await client.submit({ ...run, maxHeadOffpolicyness: 9 }, stack.problems.slice(31, 32), { samples: 1 });
+    const [result] = await client.wait(groups);
+    expect(result!.status).toBe('failed');
+    expect(result!.error).toMatch(/run dup was created with maxHeadOffpolicyness 4, batchSize 2, maxConcurrent 4; this request says maxHeadOffpolicyness 9/);
+    const [row] = await stack.exported(groups[0]!.groupId, { includeFailed: true });
+    expect(row!.status).toBe('failed');
+  });
+
+  it('fails a request whose trajectory id does not name its group and sample', async () => {
+    const problem = stack.problems[32]!;
+    const handle = await stack.client.workflow.start('trajectory', {
+      taskQueue: 'ratchet-cpu', workflowId: 'dup/odd-id',
+      args: [{ trajectoryId: 'dup/odd-id', qid: problem.qid, problem: problem.problem, gold: problem.gold, group: { run, groupId: `dup/${problem.qid}`, size: 1, sample: 0 } }],
+    });
+    await expect(handle.result()).rejects.toThrow(/failed/);
+    const [row] = await stack.exported('dup/odd-id', { includeFailed: true });
+    expect(row!.error).toMatch(/trajectory id dup\/odd-id must be "<groupId>\/<sample>"/);
+  });
+});
