@@ -26,7 +26,9 @@ export async function runRollouts(client: Client, requests: readonly TrajectoryR
 export function failedResult(request: TrajectoryRequest, error: unknown): TrajectoryResult {
   if (!(error instanceof WorkflowFailedError)) throw error;
   const cause = error.cause;
-  const turns = cause instanceof ApplicationFailure ? ((cause.details?.[0] as TurnRecord[] | undefined) ?? []) : [];
+  // The workflow fails with details [{ turns }]: the turns it finished before failing.
+  const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { turns?: TurnRecord[] } | undefined) : undefined;
+  const turns = Array.isArray(details?.turns) ? details.turns : [];
   return {
     trajectoryId: request.trajectoryId, qid: request.qid, status: 'failed', layout: request.options?.layout ?? 'seed',
     turns, rewards: [], outputTokens: turns.reduce((sum, t) => sum + t.outputLen, 0), error: cause?.message ?? error.message,

@@ -32,7 +32,8 @@ export async function submitTrajectory(client: Client, request: TrajectoryReques
       workflowId: request.trajectoryId,
       args: [request],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      workflowIdConflictPolicy: 'USE_EXISTING',
+      // FAIL (not USE_EXISTING) so that a resubmission while the first is running is reported as a duplicate too.
+      workflowIdConflictPolicy: 'FAIL',
       staticSummary: `${request.qid}: ${request.problem.slice(0, 120)}`,
     });
     return { handle, duplicate: false };

@@ -74,6 +74,7 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
     const first = await submitTrajectory(stack.client, request!);
     const second = await submitTrajectory(stack.client, request!);
     expect(second.handle.workflowId).toBe(first.handle.workflowId);
+    expect([first.duplicate, second.duplicate]).toEqual([false, true]);
     await first.handle.result();
     const afterCompletion = await submitTrajectory(stack.client, request!);
     expect(afterCompletion.duplicate).toBe(true);
