@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdmissionController } from '../../src/admission/admission-controller.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { LeaseLost, UnknownBatch } from '../../src/consumption/batch-store.js';
@@ -11,19 +10,18 @@ import { startTestStack, type TestStack } from './local-stack.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
-let controller: AdmissionController | undefined;
+let stopController: (() => Promise<void>) | undefined;
 let client: RolloutClient;
 
 beforeAll(async () => {
   stack = await startTestStack({ seed: 11 });
   stopWorkers = await stack.startWorkers();
-  controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200 });
-  await controller.start();
+  stopController = await stack.startController();
   client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
 });
 
 afterAll(async () => {
-  await controller?.stop();
+  await stopController?.();
   await stopWorkers?.();
   await stack?.stop();
 });

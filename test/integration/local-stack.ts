@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type pg from 'pg';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
+import { AdmissionController } from '../../src/admission/admission-controller.js';
 import { createBackend } from '../../src/policy/backend-config.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
@@ -35,6 +36,8 @@ export interface TestStack {
   exported(prefix: string, options?: { includeFailed?: boolean }): Promise<ExportedTrajectory[]>;
   /** Runs a CPU worker (and, unless told not to, a GPU worker) in this process until the returned stop. */
   startWorkers(options?: { gpu?: boolean; heartbeatIntervalMs?: number }): Promise<() => Promise<void>>;
+  /** Runs an admission controller in this process (polling every 200 ms) until the returned stop. */
+  startController(): Promise<() => Promise<void>>;
   stop(): Promise<void>;
 }
 
@@ -76,6 +79,11 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
         await workerConnection.close();
       };
     };
+    const startController = async () => {
+      const controller = new AdmissionController({ pool, temporal: new Client({ connection }), databaseUrl: postgres.url, pollMs: 200 });
+      await controller.start();
+      return () => controller.stop();
+    };
     const exported = async (prefix: string, options: { includeFailed?: boolean } = {}) => {
       const rows: ExportedTrajectory[] = [];
       for await (const row of readTrajectories(pool, options)) if (row.trajectory_id.startsWith(prefix)) rows.push(row);
@@ -83,7 +91,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     };
     return {
       exported,
-      temporalAddress: temporal.address, databaseUrl: postgres.url, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, stop,
+      temporalAddress: temporal.address, databaseUrl: postgres.url, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, startController, stop,
     };
   } catch (error) {
     await stop();

@@ -2,26 +2,24 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdmissionController } from '../../src/admission/admission-controller.js';
 import { loadConfig } from '../../src/config.js';
 import { PYTHON_EXAMPLE_DIR, pythonExampleEnv } from '../../src/stack/python-example-env.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
-let controller: AdmissionController | undefined;
+let stopController: (() => Promise<void>) | undefined;
 let python: string;
 
 beforeAll(async () => {
   python = await pythonExampleEnv(loadConfig().stateDir);
   stack = await startTestStack({ seed: 21 });
   stopWorkers = await stack.startWorkers();
-  controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200 });
-  await controller.start();
+  stopController = await stack.startController();
 }, 600_000);
 
 afterAll(async () => {
-  await controller?.stop();
+  await stopController?.();
   await stopWorkers?.();
   await stack?.stop();
 });

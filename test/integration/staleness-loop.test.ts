@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdmissionController } from '../../src/admission/admission-controller.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
@@ -7,21 +9,32 @@ import { startTestStack, type TestStack } from './local-stack.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
-let controller: AdmissionController | undefined;
+let stopController: (() => Promise<void>) | undefined;
 
-const startController = async () => {
-  controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200 });
-  await controller.start();
-};
+/** `ratchet controller` in its own process; the returned stop kills it with SIGKILL, mid-whatever. */
+async function controllerProcess(): Promise<() => Promise<void>> {
+  const child = spawn(process.execPath, [path.resolve('dist/cli/main.js'), 'controller', '--poll-ms', '200'], {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => chunk.toString().includes('admission controller running') && resolve());
+    child.once('exit', (code) => reject(new Error(`ratchet controller exited with ${code}`)));
+  });
+  return async () => {
+    child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+  };
+}
 
 beforeAll(async () => {
   stack = await startTestStack({ seed: 5 });
   stopWorkers = await stack.startWorkers();
-  await startController();
+  stopController = await stack.startController();
 });
 
 afterAll(async () => {
-  await controller?.stop();
+  await stopController?.();
   await stopWorkers?.();
   await stack?.stop();
 });
@@ -42,9 +55,15 @@ describe('staleness-bounded admission over a training loop', () => {
         await stopWorkers!();
         stopWorkers = await stack.startWorkers();
       }
-      if (step === 6 || step === 10 || step === 17) {
-        await controller!.stop();
-        await startController();
+      // Controller restarts: in-process at 6, then a separate `ratchet controller` process from 10 that is
+      // SIGKILLed at 17, wherever it is in an admission.
+      if (step === 6 || step === 17) {
+        await stopController!();
+        stopController = await stack.startController();
+      }
+      if (step === 10) {
+        await stopController!();
+        stopController = await controllerProcess();
       }
       const batch = await client.consume(run.runId, run.batchSize, { consumer: `trainer-${step}`, waitMs: 120_000 });
       expect(batch, `batch ${step}`).toBeDefined();
