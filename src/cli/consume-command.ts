@@ -22,13 +22,13 @@ export function consumeCommand(): Command {
     .requiredOption('--run <id>', 'the training run')
     .requiredOption('--batch-size <groups>', 'groups in the batch', positiveInt)
     .addOption(new Option('--format <format>', 'jsonl, or Arrow IPC file / Parquet with packed int32/float32 columns').choices(['jsonl', 'arrow', 'parquet']).default('jsonl'))
-    .option('--out <file>', 'write the batch to FILE (required for arrow and parquet); the summary goes to stdout')
+    .option('--out <file>', 'write the batch to FILE (required for arrow and parquet; - for stdout); the summary goes to stdout, or to stderr with -')
     .option('--lease <seconds>', 'unacknowledged after this long, the groups go to another consumer', seconds, 600)
     .option('--wait <seconds>', 'how long to wait for enough finished groups', seconds, 600)
     .option('--partial', 'when the wait runs out, hand out the finished groups there are (at least one)', false)
     .option('--consumer <name>', 'who is consuming, for operators', `${os.hostname()}:${process.pid}`)
     .action(async (flags) => {
-      if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file>`);
+      if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
       const batch = await withDatabase((pool, databaseUrl) => consumeBatch(pool, databaseUrl, {
         runId: flags.run, batchSize: flags.batchSize, consumer: flags.consumer, leaseMs: flags.lease * 1000, waitMs: flags.wait * 1000, partial: flags.partial,
       }));
@@ -37,13 +37,14 @@ export function consumeCommand(): Command {
         process.exitCode = NO_BATCH_EXIT;
         return;
       }
-      const summary = JSON.stringify(describe(batch, flags.out ?? null));
-      if (flags.out) {
+      const toStdout = !flags.out || flags.out === '-';
+      const summary = JSON.stringify(describe(batch, toStdout ? null : flags.out));
+      if (toStdout) {
+        process.stdout.write(encode(batch, flags.format));
+        process.stderr.write(`${summary}\n`);
+      } else {
         await writeFile(flags.out, encode(batch, flags.format));
         process.stdout.write(`${summary}\n`);
-      } else {
-        process.stdout.write(encode(batch, 'jsonl'));
-        process.stderr.write(`${summary}\n`);
       }
     });
 }

@@ -18,6 +18,9 @@ export function devCommand(): Command {
         `policy        ${runtime.policyUrl}${runtime.simulated ? ' (simulated)' : ''}`,
         'Submit from another terminal with:',
         `  TEMPORAL_ADDRESS=${runtime.stack.temporalAddress} DATABASE_URL=${runtime.stack.databaseUrl} npx ratchet run --submit-only --dataset ${flags.dataset}`,
+        'or train against it (an admission controller runs here):',
+        `  npx ratchet submit --run r1 --dataset ${flags.dataset} --samples 4 --batch-size 2 --max-head-offpolicyness 1`,
+        '  npx ratchet consume --run r1 --batch-size 2 --format arrow --out batch.arrow   # then: npx ratchet ack <batchId>',
         'Ctrl-C stops everything.',
         '',
       ].join('\n'));

@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { Command, Option } from 'commander';
+import { drainedOrClosed } from '../export/output-drain.js';
 import { withDatabase } from './with-database.js';
 import { writeArrowFile, writeParquetFile } from '../export/arrow-trajectories.js';
 import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../store/trajectory-export.js';
@@ -45,7 +46,7 @@ async function writeLines(rows: AsyncIterable<object>, file?: string): Promise<n
   let count = 0;
   for await (const row of rows) {
     if (out.destroyed) break; // the reader went away (EPIPE)
-    if (!out.write(`${JSON.stringify(row)}\n`)) await Promise.race([once(out, 'drain'), once(out, 'close')]).catch(() => undefined);
+    if (!out.write(`${JSON.stringify(row)}\n`)) await drainedOrClosed(out).catch(() => undefined);
     count += 1;
   }
   if (file) await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));

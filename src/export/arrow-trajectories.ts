@@ -1,8 +1,8 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { RecordBatchFileWriter, tableToIPC } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import type { ExportedTrajectory } from '../store/trajectory-export.js';
+import { drainedOrClosed } from './output-drain.js';
 import { trajectoryBatch, trajectoryTable } from './trajectory-table.js';
 
 export { TRAJECTORY_COLUMNS, TRAJECTORY_FORMAT_VERSION, TRAJECTORY_SCHEMA, trajectoryTable } from './trajectory-table.js';
@@ -125,5 +125,5 @@ async function writeBytes(out: Writable, bytes: Uint8Array): Promise<void> {
   if (out.errored) throw out.errored;
   // A truncated Arrow or Parquet file is unreadable (the footer comes last), so a closed output is an error.
   if (out.destroyed || out.writableEnded) throw new Error('the output closed before the export finished');
-  if (!out.write(bytes)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+  if (!out.write(bytes)) await drainedOrClosed(out);
 }
