@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { isListening } from './free-port.js';
+import { isListening, PortTaken } from './free-port.js';
 import { stopProcess } from './temporal-dev-server.js';
 
 export interface EmbeddedPostgres {
@@ -53,7 +53,7 @@ async function reuseRunning(dataDir: string, port: number): Promise<EmbeddedPost
     await client.end().catch(() => undefined);
   }
   if (runningDir !== dataDir) {
-    throw new Error(`port ${port} is taken by ${runningDir ? `a Postgres serving ${runningDir}` : 'another server'}, not this project's embedded Postgres (${dataDir}); set RATCHET_POSTGRES_PORT to a free port or DATABASE_URL to use a server you run`);
+    throw new PortTaken(`port ${port} is taken by ${runningDir ? `a Postgres serving ${runningDir}` : 'another server'}, not this project's embedded Postgres (${dataDir}); set RATCHET_POSTGRES_PORT to a free port or DATABASE_URL to use a server you run`);
   }
   await ensureDatabase(port);
   return { url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`, dataDir, stop: async () => undefined };

@@ -1,5 +1,10 @@
 import net from 'node:net';
 
+/** A port Ratchet meant to use is held by a server that is not the one it expected. */
+export class PortTaken extends Error {
+  override readonly name = 'PortTaken';
+}
+
 /** Asks the kernel for a free loopback port. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
