@@ -117,17 +117,21 @@ export class RolloutClient {
       .catch((error: unknown) => failedResult({ trajectoryId: id, qid, problem: '', gold: [] }, error)) as Promise<TrajectoryResult>));
   }
 
-  /** Streams groups of a run as they finish, oldest first, until `signal` aborts. */
+  /** Streams groups of a run as they finish, oldest first, each once, until `signal` aborts. */
   async *completions(runId: string, options: { signal?: AbortSignal; pollMs?: number } = {}): AsyncGenerator<FinishedGroup> {
-    let after: [Date, string] = [new Date(0), ''];
+    // The cursor is in microseconds, as Postgres keeps them: a millisecond Date would yield a group again.
+    let after: [string, string] = ['0', ''];
     while (!options.signal?.aborted) {
       const { rows } = await this.pool.query(
-        `SELECT group_id, qid, completed, finished - completed AS failed, finished_at FROM rollout_groups
-         WHERE run_id = $1 AND finished_at IS NOT NULL AND (finished_at, group_id) > ($2, $3) ORDER BY finished_at, group_id LIMIT 500`,
+        `SELECT group_id, qid, completed, finished - completed AS failed, finished_at,
+                (extract(epoch FROM finished_at) * 1000000)::bigint AS finished_us
+         FROM rollout_groups WHERE run_id = $1 AND finished_at IS NOT NULL
+           AND ((extract(epoch FROM finished_at) * 1000000)::bigint, group_id) > ($2::bigint, $3)
+         ORDER BY finished_us, group_id LIMIT 500`,
         [runId, after[0], after[1]],
       );
       for (const row of rows) yield { groupId: row.group_id, qid: row.qid, completed: row.completed, failed: row.failed, finishedAt: row.finished_at };
-      if (rows.length > 0) after = [rows[rows.length - 1].finished_at, rows[rows.length - 1].group_id];
+      if (rows.length > 0) after = [rows[rows.length - 1].finished_us, rows[rows.length - 1].group_id];
       else await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
     }
   }

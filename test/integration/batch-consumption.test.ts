@@ -131,6 +131,19 @@ describe('exactly-once batch consumption', () => {
     expect(await client.status(run.runId)).toMatchObject({ staleConsumed: 4, consumed: 2 });
   });
 
+  it('streams each finished group of a run once, as it finishes', async () => {
+    const run: RunConfig = { runId: 'stream', maxHeadOffpolicyness: 1000, batchSize: 1, maxConcurrent: 64 };
+    const groups = await client.submit(run, stack.problems.slice(25, 30), { samples: 2, rollout: { turns: 1 } });
+    const stop = new AbortController();
+    const seen: string[] = [];
+    for await (const group of client.completions(run.runId, { signal: stop.signal, pollMs: 50 })) {
+      expect(group).toMatchObject({ completed: 2, failed: 0 });
+      seen.push(group.groupId);
+      if (seen.length === groups.length) setTimeout(() => stop.abort(), 500); // room for a repeat to show
+    }
+    expect(seen.sort()).toEqual(groups.map((g) => g.groupId).sort());
+  });
+
   it('holds a partial batch back unless asked for one, and says so when a run does not exist', async () => {
     const run = await finishedRun('partial', 1, 24);
     expect(await client.consume(run.runId, 3, { waitMs: 300 })).toBeUndefined();
