@@ -4,7 +4,7 @@ import { log } from '../logging.js';
 import { listen } from '../store/notifications.js';
 import { POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
 import { admittedSignal } from '../workflows/admission-gate.js';
-import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unfinishedAdmittedMembers } from './admission-store.js';
+import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unstartedAdmittedMembers } from './admission-store.js';
 
 export interface AdmissionControllerOptions {
   pool: pg.Pool;
@@ -24,13 +24,14 @@ export class AdmissionController {
   private timer: NodeJS.Timeout | undefined;
   private passes: Promise<void> = Promise.resolve();
   private stopped = false;
+  private passQueued = false;
   private admittedGroups = 0;
 
   constructor(private readonly options: AdmissionControllerOptions) {}
 
   async start(): Promise<void> {
     // Members of groups admitted just before a crash may never have been told.
-    await this.tell(await unfinishedAdmittedMembers(this.options.pool));
+    await this.tell(await unstartedAdmittedMembers(this.options.pool));
     this.listener = await listen(this.options.databaseUrl, [ADMISSION_CHANNEL, POLICY_VERSION_CHANNEL], () => void this.admit());
     this.timer = setInterval(() => void this.admit(), this.options.pollMs ?? 1_000);
     await this.admit();
@@ -41,9 +42,13 @@ export class AdmissionController {
     return this.admittedGroups;
   }
 
-  /** One admission pass over every run with complete groups waiting; passes never overlap. */
+  /** One admission pass over every run with complete groups waiting; passes never overlap, and a burst of
+   * notifications while one runs queues a single pass after it. */
   admit(): Promise<void> {
+    if (this.passQueued) return this.passes;
+    this.passQueued = true;
     this.passes = this.passes.then(async () => {
+      this.passQueued = false;
       if (this.stopped) return;
       for (const runId of await runsWithWaitingGroups(this.options.pool)) {
         const groups = await admitGroups(this.options.pool, runId);
@@ -56,6 +61,11 @@ export class AdmissionController {
   }
 
   private async tell(trajectoryIds: readonly string[]): Promise<void> {
+    // A few dozen signals in flight at a time: a large admission should not open thousands of calls at once.
+    for (let start = 0; start < trajectoryIds.length; start += 64) await this.signal(trajectoryIds.slice(start, start + 64));
+  }
+
+  private async signal(trajectoryIds: readonly string[]): Promise<void> {
     await Promise.all(trajectoryIds.map(async (id) => {
       try {
         await this.options.temporal.workflow.getHandle(id).signal(admittedSignal);

@@ -124,11 +124,15 @@ export async function runsWithWaitingGroups(pool: pg.Pool): Promise<string[]> {
   return rows.map((row) => row.run_id);
 }
 
-/** Members of admitted groups that have not finished: after a controller restart they are told again. */
-export async function unfinishedAdmittedMembers(pool: pg.Pool): Promise<string[]> {
+/**
+ * Members of admitted groups that may not have heard so (they have not stored a prompt yet): after a
+ * controller restart they are told again. Telling one twice is harmless.
+ */
+export async function unstartedAdmittedMembers(pool: pg.Pool): Promise<string[]> {
   const { rows } = await pool.query<{ trajectory_id: string }>(
     `SELECT m.trajectory_id FROM rollout_members m JOIN rollout_groups g USING (group_id)
-     WHERE g.status = 'admitted' AND g.finished_at IS NULL AND NOT m.finished`,
+     WHERE g.status = 'admitted' AND g.finished_at IS NULL AND NOT m.finished
+       AND NOT EXISTS (SELECT 1 FROM trajectory_prompts p WHERE p.trajectory_id = m.trajectory_id)`,
   );
   return rows.map((row) => row.trajectory_id);
 }

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/admission/group-membership.js';
+import { admitGroups } from '../../src/admission/admission-store.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { startTestStack, type TestStack } from './local-stack.js';
@@ -152,5 +153,26 @@ describe('bad submissions', () => {
     await expect(handle.result()).rejects.toThrow(/failed/);
     const [row] = await stack.exported('dup/odd-id', { includeFailed: true });
     expect(row!.error).toMatch(/trajectory id dup\/odd-id must be "<groupId>\/<sample>"/);
+  });
+});
+
+describe('a controller that dies between admitting and telling', () => {
+  it('tells the admitted members when it comes back, long before their own re-check', async () => {
+    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+    const run: RunConfig = { runId: 'crash', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+    await stopController!();
+    const groups = await client.submit(run, stack.problems.slice(33, 34), { samples: 2, rollout: { turns: 1 } });
+    const joined = async () => (await stack.pool.query('SELECT joined FROM rollout_groups WHERE group_id = $1', [groups[0]!.groupId])).rows[0]?.joined;
+    await expect.poll(joined, { timeout: 20_000 }).toBe(2);
+    // The dead controller's last act: the admission committed, the signals never sent.
+    expect((await admitGroups(stack.pool, run.runId)).map((g) => g.groupId)).toEqual([groups[0]!.groupId]);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await stack.exported(`${groups[0]!.groupId}/`)).toHaveLength(0);
+
+    const restarted = Date.now();
+    stopController = await stack.startController();
+    const results = await client.wait(groups);
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed']);
+    expect(Date.now() - restarted).toBeLessThan(30_000); // members re-check on their own only after 60 s
   });
 });
