@@ -44,7 +44,8 @@ export async function joinGroup(pool: pg.Pool, trajectoryId: string, qid: string
   });
 }
 
-async function ensureRun(client: pg.PoolClient, run: RunConfig): Promise<void> {
+/** Creates the run on first sight; a run that exists must have the same settings. */
+export async function ensureRun(client: pg.Pool | pg.PoolClient, run: RunConfig): Promise<void> {
   await client.query(
     `INSERT INTO rollout_runs (run_id, max_head_offpolicyness, batch_size, max_concurrent) VALUES ($1, $2, $3, $4)
      ON CONFLICT (run_id) DO NOTHING`,

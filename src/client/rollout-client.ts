@@ -1,7 +1,7 @@
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type pg from 'pg';
-import { cancelGroups } from '../admission/admission-store.js';
-import { groupId as groupIdOf, type RunConfig } from '../admission/group-membership.js';
+import { cancelGroups, ensureRun } from '../admission/admission-store.js';
+import { groupId as groupIdOf, runConfigSchema, type RunConfig } from '../admission/group-membership.js';
 import { runStatus, type RunStatus } from '../admission/run-status.js';
 import { loadConfig } from '../config.js';
 import { acknowledgeBatch, extendLease } from '../consumption/batch-store.js';
@@ -91,6 +91,9 @@ export class RolloutClient {
    * so submitting far ahead is fine. Resubmitting a group changes nothing and comes back as a duplicate.
    */
   async submit(run: RunConfig, problems: readonly Problem[], options: SubmitOptions): Promise<SubmittedGroup[]> {
+    // The run exists before any workflow starts: a consumer can ask for it at once, and settings that
+    // contradict an existing run fail here rather than in every trajectory.
+    await ensureRun(this.pool, runConfigSchema.parse(run));
     const groups: SubmittedGroup[] = [];
     for (const problem of problems) {
       const groupId = groupIdOf(run.runId, problem.qid, options.tag);

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { ADMISSION_CHANNEL } from '../admission/admission-store.js';
 import { listen } from '../store/notifications.js';
 import { readTrajectoriesById, type ExportedTrajectory } from '../store/trajectory-export.js';
-import { claimBatch, type ClaimedBatch, type ClaimRequest } from './batch-store.js';
+import { claimBatch, UnknownRun, type ClaimedBatch, type ClaimRequest } from './batch-store.js';
 
 /** A claimed batch with its trajectories, each tagged with its group and staleness. */
 export interface Batch extends ClaimedBatch {
@@ -25,7 +25,12 @@ export async function consumeBatch(pool: pg.Pool, databaseUrl: string, request: 
   try {
     for (;;) {
       const last = Date.now() >= deadline;
-      const claimed = await claimBatch(pool, { ...request, partial: request.partial && last });
+      // Members create their run when they first run, so a consumer that starts with its trainer may ask
+      // before the run exists: that is "nothing ready yet" until the wait is over.
+      const claimed = await claimBatch(pool, { ...request, partial: request.partial && last }).catch((error: unknown) => {
+        if (error instanceof UnknownRun && !last) return undefined;
+        throw error;
+      });
       if (claimed) return { ...claimed, rows: await batchRows(pool, claimed) };
       if (last) return undefined;
       await new Promise<void>((resolve) => {

@@ -134,14 +134,25 @@ describe('bad submissions', () => {
     expect((await client.status(run.runId))!.accepted).toBe(1);
   });
 
-  it('fails a request whose run settings contradict the run, with a clear error, and records the failure', async () => {
+  it('refuses run settings that contradict the run: at submit, and in a workflow started directly', async () => {
     const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-    const groups = await client.submit({ ...run, maxHeadOffpolicyness: 9 }, stack.problems.slice(31, 32), { samples: 1 });
-    const [result] = await client.wait(groups);
-    expect(result!.status).toBe('failed');
-    expect(result!.error).toMatch(/run dup was created with maxHeadOffpolicyness 4, batchSize 2, maxConcurrent 4; this request says maxHeadOffpolicyness 9/);
-    const [row] = await stack.exported(groups[0]!.groupId, { includeFailed: true });
+    const contradicting = { ...run, maxHeadOffpolicyness: 9 };
+    await expect(client.submit(contradicting, stack.problems.slice(31, 32), { samples: 1 })).rejects.toThrow(
+      /run dup was created with maxHeadOffpolicyness 4, batchSize 2, maxConcurrent 4; this request says maxHeadOffpolicyness 9/,
+    );
+    expect(await stack.exported(`dup/${stack.problems[31]!.qid}`, { includeFailed: true })).toHaveLength(0);
+
+    // A trainer in another language starts the workflow itself: the trajectory fails once, with the reason, and is recorded.
+    const problem = stack.problems[31]!;
+    const groupId = `dup/${problem.qid}`;
+    const handle = await stack.client.workflow.start('trajectory', {
+      taskQueue: 'ratchet-cpu', workflowId: `${groupId}/0`,
+      args: [{ trajectoryId: `${groupId}/0`, qid: problem.qid, problem: problem.problem, gold: problem.gold, group: { run: contradicting, groupId, size: 1, sample: 0 } }],
+    });
+    await expect(handle.result()).rejects.toThrow(/failed/);
+    const [row] = await stack.exported(`${groupId}/`, { includeFailed: true });
     expect(row!.status).toBe('failed');
+    expect(row!.error).toMatch(/run dup was created with maxHeadOffpolicyness 4/);
   });
 
   it('fails a request whose trajectory id does not name its group and sample', async () => {
