@@ -85,20 +85,21 @@ export async function admitGroups(pool: pg.Pool, runId: string): Promise<Admitte
     const counters = await readCounters(client, runId);
     const capacity = admissionCapacity(run, counters);
     if (capacity === 0) return [];
-    const { rows } = await client.query<{ group_id: string }>(
-      `SELECT group_id FROM rollout_groups WHERE run_id = $1 AND status = 'pending' AND joined = size AND finished_at IS NULL ORDER BY seq LIMIT $2`,
-      [runId, capacity],
+    // Each admitted group records the counters as they stood when it was admitted (running grows by one per group).
+    const { rows } = await client.query<{ group_id: string; trajectory_ids: string[] }>(
+      `WITH chosen AS (
+         SELECT group_id, row_number() OVER (ORDER BY seq) - 1 AS ahead FROM rollout_groups
+         WHERE run_id = $1 AND status = 'pending' AND joined = size AND finished_at IS NULL ORDER BY seq LIMIT $2
+       ), admitted AS (
+         UPDATE rollout_groups g SET status = 'admitted', admitted_at = clock_timestamp(), admitted_version = $3,
+           admitted_accepted = $4, admitted_running = $5 + chosen.ahead
+         FROM chosen WHERE g.group_id = chosen.group_id RETURNING g.group_id, g.seq
+       )
+       SELECT a.group_id, array_agg(m.trajectory_id ORDER BY m.sample) AS trajectory_ids
+       FROM admitted a JOIN rollout_members m USING (group_id) GROUP BY a.group_id, a.seq ORDER BY a.seq`,
+      [runId, capacity, counters.version, counters.accepted, counters.running],
     );
-    const admitted: AdmittedGroup[] = [];
-    for (const [i, { group_id: groupId }] of rows.entries()) {
-      await client.query(
-        `UPDATE rollout_groups SET status = 'admitted', admitted_at = clock_timestamp(), admitted_version = $2, admitted_accepted = $3, admitted_running = $4
-         WHERE group_id = $1`,
-        [groupId, counters.version, counters.accepted, counters.running + i],
-      );
-      admitted.push({ groupId, trajectoryIds: await memberIds(client, groupId) });
-    }
-    return admitted;
+    return rows.map((row) => ({ groupId: row.group_id, trajectoryIds: row.trajectory_ids }));
   });
 }
 
@@ -112,11 +113,6 @@ export async function readCounters(client: pg.Pool | pg.PoolClient, runId: strin
     [runId],
   );
   return { version: Number(row.version), running: Number(row.running), accepted: Number(row.accepted) };
-}
-
-async function memberIds(client: pg.PoolClient, groupId: string): Promise<string[]> {
-  const { rows } = await client.query<{ trajectory_id: string }>('SELECT trajectory_id FROM rollout_members WHERE group_id = $1 ORDER BY sample', [groupId]);
-  return rows.map((row) => row.trajectory_id);
 }
 
 /** Runs that have complete groups waiting. */

@@ -8,6 +8,12 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+export function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`expected a non-negative integer, got "${value}"`);
+  return n;
+}
+
 export function finiteNumber(value: string): number {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new InvalidArgumentError(`expected a number, got "${value}"`);

@@ -1,14 +1,8 @@
 import { Command } from 'commander';
 import { runConfigSchema } from '../admission/group-membership.js';
 import { resolveRolloutOptions } from '../trajectory/options.js';
-import { loadProblems, positiveInt, rolloutOptionsFrom, withRolloutOptions } from './shared-options.js';
+import { loadProblems, nonNegativeInt, positiveInt, rolloutOptionsFrom, withRolloutOptions } from './shared-options.js';
 import { withRolloutClient } from './with-rollout-client.js';
-
-const nonNegativeInt = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${value}"`);
-  return n;
-};
 
 export function submitCommand(): Command {
   return withRolloutOptions(new Command('submit')

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { readRun } from '../admission/admission-store.js';
-import { isStale } from '../admission/staleness.js';
+import { isStale, stalenessAt } from '../admission/staleness.js';
+import { latestPolicyVersion } from '../store/policy-versions.js';
 import { inTransaction } from '../store/transaction.js';
 
 export class UnknownRun extends Error {
@@ -65,7 +66,7 @@ export async function claimBatch(pool: pg.Pool, request: ClaimRequest): Promise<
     );
     if (groups.length === 0 || (groups.length < request.batchSize && !request.partial)) return undefined;
     const groupIds = groups.map((group) => group.group_id);
-    const { rows: [{ version }] } = await client.query('SELECT coalesce(max(version), 0) AS version FROM policy_versions');
+    const version = (await latestPolicyVersion(client))?.version ?? 0;
     const { rows: members } = await client.query<{ trajectory_id: string; group_id: string; oldest: number | null }>(
       `SELECT m.trajectory_id, m.group_id, (SELECT min(v) FROM unnest(t.version_start) v) AS oldest
        FROM rollout_members m JOIN trajectories t USING (trajectory_id) JOIN rollout_groups g USING (group_id)
@@ -73,7 +74,7 @@ export async function claimBatch(pool: pg.Pool, request: ClaimRequest): Promise<
       [groupIds],
     );
     const trajectories = members.map((member) => {
-      const staleness = Math.max(0, version - (member.oldest ?? version));
+      const staleness = stalenessAt(version, member.oldest ?? version);
       return { trajectoryId: member.trajectory_id, groupId: member.group_id, staleness, stale: isStale(run, staleness) };
     });
     const batchId = randomUUID();
@@ -84,10 +85,12 @@ export async function claimBatch(pool: pg.Pool, request: ClaimRequest): Promise<
       [batchId, request.runId, request.consumer, version, groupIds.length, trajectories.length, staleTrajectories, request.leaseMs / 1000],
     );
     await client.query('UPDATE rollout_groups SET batch_id = $1, lease_expires_at = $2 WHERE group_id = ANY($3)', [batchId, batch!.lease_expires_at, groupIds]);
-    for (const t of trajectories) {
-      await client.query('UPDATE rollout_members SET staleness = $2, stale = $3 WHERE trajectory_id = $1', [t.trajectoryId, t.staleness, t.stale]);
-    }
-    return { batchId, runId: request.runId, consumer: request.consumer, policyVersion: Number(version), leaseExpiresAt: batch!.lease_expires_at, groupIds, trajectories, staleTrajectories };
+    await client.query(
+      `UPDATE rollout_members m SET staleness = t.staleness, stale = t.stale
+       FROM unnest($1::text[], $2::int[], $3::boolean[]) AS t(trajectory_id, staleness, stale) WHERE m.trajectory_id = t.trajectory_id`,
+      [trajectories.map((t) => t.trajectoryId), trajectories.map((t) => t.staleness), trajectories.map((t) => t.stale)],
+    );
+    return { batchId, runId: request.runId, consumer: request.consumer, policyVersion: version, leaseExpiresAt: batch!.lease_expires_at, groupIds, trajectories, staleTrajectories };
   });
 }
 

@@ -24,11 +24,7 @@ export async function publishPolicyVersion(pool: pg.Pool, version: number, weigh
 }
 
 /** The newest published version, or undefined before the first publish (the initial weights are version 0). */
-export async function latestPolicyVersion(pool: pg.Pool): Promise<PolicyVersion | undefined> {
-  return latestVersion(pool);
-}
-
-async function latestVersion(client: pg.Pool | pg.PoolClient): Promise<PolicyVersion | undefined> {
+export async function latestPolicyVersion(client: pg.Pool | pg.PoolClient): Promise<PolicyVersion | undefined> {
   const { rows } = await client.query<{ version: number; weights_path: string | null }>('SELECT version, weights_path FROM policy_versions ORDER BY version DESC LIMIT 1');
   return rows[0] ? { version: rows[0].version, weightsPath: rows[0].weights_path } : undefined;
 }
