@@ -177,6 +177,14 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
       END $$;
     `,
   },
+  {
+    id: '004_failure_types',
+    sql: `SELECT 1; -- placeholder: failure type and class columns (being written)`,
+  },
+  {
+    id: '005_turn_checkpoints',
+    sql: `SELECT 1; -- placeholder: partial-output checkpoints (being written)`,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */

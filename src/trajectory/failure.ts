@@ -1,0 +1,53 @@
+/**
+ * Why a trajectory failed, in words a trainer can branch on. Every failed trajectory carries one type and the
+ * class it belongs to: `infrastructure` (something around the data broke and a rerun may succeed) or `data`
+ * (this request or this model output cannot succeed as it is). Pure: the workflow imports it.
+ */
+export const FailureType = {
+  // infrastructure
+  PolicyUnavailable: 'PolicyUnavailable',
+  PolicyProtocolError: 'PolicyProtocolError',
+  DatabaseUnavailable: 'DatabaseUnavailable',
+  WorkerLost: 'WorkerLost',
+  Cancelled: 'Cancelled',
+  InternalError: 'InternalError',
+  // data
+  InvalidRequest: 'InvalidRequest',
+  InvalidRolloutOptions: 'InvalidRolloutOptions',
+  InvalidGroup: 'InvalidGroup',
+  RunConfigMismatch: 'RunConfigMismatch',
+  GroupMismatch: 'GroupMismatch',
+  GroupCancelled: 'GroupCancelled',
+  ContextExhausted: 'ContextExhausted',
+  PolicyRejectedRequest: 'PolicyRejectedRequest',
+  DatabaseRejected: 'DatabaseRejected',
+  ChatTemplateError: 'ChatTemplateError',
+  ContextMismatch: 'ContextMismatch',
+  MalformedTrajectory: 'MalformedTrajectory',
+  VerifierError: 'VerifierError',
+  VerifierTimeout: 'VerifierTimeout',
+} as const;
+export type FailureType = (typeof FailureType)[keyof typeof FailureType];
+
+export type FailureClass = 'infrastructure' | 'data';
+
+const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
+  FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
+  FailureType.WorkerLost, FailureType.Cancelled, FailureType.InternalError,
+]);
+
+/**
+ * The class of a failure type. A type we do not know (a bug surfacing as `TypeError`, say) is not the data's
+ * fault, so it counts as infrastructure: it must never look like a verdict on the model's answer.
+ */
+export function failureClassOf(type: string): FailureClass {
+  if (INFRASTRUCTURE.has(type)) return 'infrastructure';
+  return (Object.values(FailureType) as string[]).includes(type) ? 'data' : 'infrastructure';
+}
+
+/** What a failed trajectory reports: in the workflow failure details, the trajectories row and every export. */
+export interface TrajectoryFailure {
+  failureType: string;
+  failureClass: FailureClass;
+  message: string;
+}
