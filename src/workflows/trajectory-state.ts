@@ -3,6 +3,7 @@ import type { VerdictStatus } from '../verifier/index.js';
 import type { GroupMembership } from '../admission/group-membership.js';
 import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
+import type { FailureClass } from '../trajectory/failure.js';
 
 /** What a trainer or the CLI submits: one sample of one problem. The workflow id is the trajectory id. */
 export interface TrajectoryRequest {
@@ -34,6 +35,10 @@ export interface TrajectoryResult {
   rewards: number[];
   outputTokens: number;
   error?: string;
+  /** Failed trajectories only: why, as a type to branch on (src/trajectory/failure.ts). */
+  failureType?: string;
+  /** Failed trajectories only: `infrastructure` (a rerun may succeed) or `data` (it cannot as it is). */
+  failureClass?: FailureClass;
 }
 
 /** The live state answered by the `state` query. */
