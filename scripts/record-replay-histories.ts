@@ -1,53 +1,104 @@
 // Records workflow histories from real runs for the replay test:
-// `npx vite-node scripts/record-replay-histories.ts [case ...]` (all cases when none is named).
-// Re-record (and commit) only when a workflow change is meant to be incompatible with running workflows.
+// `npx vite-node scripts/record-replay-histories.ts [case ...]` (every case whose file does not exist yet).
+// A committed history is never re-recorded: it is how CI proves that trajectories started by that release still
+// replay after a deploy. A release that changes the workflow adds cases (and files) of its own.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { AdmissionController } from '../src/admission/admission-controller.js';
 import { RolloutClient } from '../src/client/rollout-client.js';
 import { submitTrajectory, trajectoryRequests } from '../src/rollout/submit.js';
 import { localTemporalCliPath } from '../src/stack/temporal-cli.js';
+import { publishPolicyVersion } from '../src/store/policy-versions.js';
 import type { RolloutOptions } from '../src/trajectory/options.js';
-import { startTestStack } from '../test/integration/local-stack.js';
+import { CPU_TASK_QUEUE } from '../src/task-queues.js';
+import { startTestStack, type TestStack } from '../test/integration/local-stack.js';
 
 const out = path.resolve(import.meta.dirname, '../test/replay/histories');
-const stack = await startTestStack({ seed: 21 });
-const stopWorkers = await stack.startWorkers();
-const controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200 });
-await controller.start();
-try {
-  const cases: { name: string; options: Partial<RolloutOptions>; grouped?: boolean }[] = [
-    { name: 'seed-default', options: {} },
-    { name: 'early-stop-concat', options: { earlyStop: true, layout: 'concat', discount: 0.9 } },
-    { name: 'rejected-request', options: { turns: 2, maxNewTokens: 500_000 } },
-    { name: 'grouped-admission', options: { turns: 2 }, grouped: true },
-  ];
-  const wanted = process.argv.slice(2);
-  for (const [i, testCase] of cases.entries()) {
-    if (wanted.length > 0 && !wanted.includes(testCase.name)) continue;
-    const problems = stack.problems.slice(i, i + 1);
-    let workflowId: string;
-    if (testCase.grouped) {
-      const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-      const run = { runId: `replay-${testCase.name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
-      const groups = await client.submit(run, problems, { samples: 1, rollout: testCase.options });
-      await client.wait(groups);
-      workflowId = groups[0]!.trajectoryIds[0]!;
-    } else {
-      const [request] = trajectoryRequests(`replay-${testCase.name}`, problems, 1, testCase.options);
-      const { handle } = await submitTrajectory(stack.client, request!);
-      await handle.result().catch(() => undefined);
-      workflowId = handle.workflowId;
-    }
-    // The CLI writes the proto3 JSON that Worker.runReplayHistories reads.
-    const { stdout } = await promisify(execFile)(localTemporalCliPath(path.resolve('.ratchet')), ['workflow', 'show', '--address', stack.temporalAddress, '--workflow-id', workflowId, '--output', 'json'], { maxBuffer: 64 << 20 });
-    await writeFile(path.join(out, `${testCase.name}.json`), stdout);
-    console.log(`recorded ${testCase.name}: ${stdout.length} bytes`);
+
+/** Each case runs trajectories and returns the histories to keep: file name → workflow id and run. */
+type Recording = (stack: TestStack, name: string) => Promise<Record<string, { workflowId: string; runId?: string }>>;
+
+const plain = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
+  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
+  const { handle } = await submitTrajectory(stack.client, request!);
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
+const grouped = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(3, 4), { samples: 1, rollout: options });
+  await client.wait(groups);
+  return { [name]: { workflowId: groups[0]!.trajectoryIds[0]! } };
+};
+
+/** A group kept queued (one group at a time, no version published) until it has continued as new twice. */
+const continuedWhileQueued: Recording = async (stack, name) => {
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(4, 6), {
+    samples: 1, rollout: { turns: 1 }, timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
+  });
+  const queued = stack.client.workflow.getHandle(groups[1]!.trajectoryIds[0]!);
+  const firstRunId = (await queued.describe()).runId;
+  const runs = new Set([firstRunId]);
+  while (runs.size < 3) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    runs.add((await queued.describe()).runId);
   }
-} finally {
-  await controller.stop();
-  await stopWorkers();
-  await stack.stop();
+  await publishPolicyVersion(stack.pool, 1);
+  await client.wait(groups);
+  return { [`${name}-first-run`]: { workflowId: queued.workflowId, runId: firstRunId }, [`${name}-last-run`]: { workflowId: queued.workflowId } };
+};
+
+/** Started around every client check, as `temporal workflow start` would: a non-numeric timeout. */
+const invalidRequest: Recording = async (stack, name) => {
+  const handle = await stack.client.workflow.start('trajectory', {
+    taskQueue: CPU_TASK_QUEUE, workflowId: `replay-${name}/q/0`,
+    args: [{ trajectoryId: `replay-${name}/q/0`, qid: 'q', problem: 'What is 1+1?', gold: ['2'], timeouts: { generateHeartbeatSeconds: 'soon' } }],
+  });
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
+// Release 1 (grouped admission): recorded once, never again.
+// Release 2 (request schema, admission back-off with continue-as-new, typed failures): the rest.
+const cases: Record<string, Recording> = {
+  'seed-default': plain({}),
+  'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
+  'rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'grouped-admission': grouped({ turns: 2 }),
+  'r2-seed-default': plain({ turns: 2 }),
+  'r2-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r2-grouped-admission': grouped({ turns: 1 }),
+  'r2-continued-while-queued': continuedWhileQueued,
+  'r2-invalid-request': invalidRequest,
+};
+
+const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));
+const wanted = Object.keys(cases).filter((name) => process.argv.length <= 2 || process.argv.slice(2).includes(name));
+for (const name of wanted.filter(recorded)) console.log(`${name}: already recorded, kept as it is`);
+const pending = wanted.filter((name) => !recorded(name));
+if (pending.length > 0) {
+  const stack = await startTestStack({ seed: 21 });
+  const stopWorkers = await stack.startWorkers();
+  const stopController = await stack.startController();
+  try {
+    for (const name of pending) {
+      for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name))) {
+        // The CLI writes the proto3 JSON that Worker.runReplayHistories reads.
+        const args = ['workflow', 'show', '--address', stack.temporalAddress, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
+        const { stdout } = await promisify(execFile)(localTemporalCliPath(path.resolve('.ratchet')), args, { maxBuffer: 64 << 20 });
+        await writeFile(path.join(out, `${file}.json`), stdout, { flag: 'wx' });
+        console.log(`recorded ${file}: ${stdout.length} bytes`);
+      }
+    }
+  } finally {
+    await stopController();
+    await stopWorkers();
+    await stack.stop();
+  }
 }

@@ -1,4 +1,4 @@
-import { Worker, type NativeConnection } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import type pg from 'pg';
 import { createCpuActivities } from '../activities/index.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -13,6 +13,8 @@ export interface CpuWorkerDeps {
   tokenizer: ModelTokenizer;
   verifier: VerifierPool;
   taskQueue?: string;
+  /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
+  workflowBundle?: WorkflowBundle;
 }
 
 /** The CPU worker: trajectory workflows plus tokenize, verify, feedback and persist activities. */
@@ -21,7 +23,7 @@ export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue ?? CPU_TASK_QUEUE,
-    workflowBundle: await workflowBundle(),
+    workflowBundle: deps.workflowBundle ?? await workflowBundle(),
     activities: createCpuActivities(deps),
     maxConcurrentActivityTaskExecutions: 64,
   });

@@ -1,25 +1,36 @@
 import {
-  ApplicationFailure, CancellationScope, isCancellation, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes,
+  ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, setCurrentDetails,
+  setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
-import { resolveRolloutOptions } from '../trajectory/options.js';
+import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
+import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
+import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
+import type { TrajectoryIdentity } from '../store/trajectory-store.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
-import { awaitAdmission } from './admission-gate.js';
+import { awaitAdmission, type QueuedContinuation, type RecheckSchedule } from './admission-gate.js';
+import { Patch } from './patches.js';
 import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from './search-attributes.js';
+import { trajectoryFailure } from './trajectory-failure.js';
 import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type TrajectoryState } from './trajectory-state.js';
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
 // Quick CPU work. Twenty attempts ride out a Postgres restart of several minutes before the trajectory fails.
 const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '1m', retry: { ...retry, maximumAttempts: 20 } });
-// A finished trajectory is never given up: persisting retries until Postgres takes it.
+// A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
 const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '2m', retry });
 
-/** One trajectory: a math problem answered for up to N turns, each verified and answered with feedback. */
-export async function trajectory(request: TrajectoryRequest): Promise<TrajectoryResult> {
-  const options = validOptions(request);
+/**
+ * One trajectory: a math problem answered for up to N turns, each verified and answered with feedback.
+ * `continued` is set when a queued trajectory continued as new to keep its history short.
+ */
+export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
+  const checked = checkRequest(input);
+  if ('invalid' in checked) return rejectInvalid(input, checked.invalid);
+  const { request, options } = checked;
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
   const gpu = proxyActivities<GpuActivities>({
     taskQueue: GPU_TASK_QUEUE,
@@ -38,7 +49,8 @@ export async function trajectory(request: TrajectoryRequest): Promise<Trajectory
     if (request.group) {
       state.phase = 'queued';
       const group = request.group;
-      await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), request.timeouts?.admissionRecheckSeconds ?? 60);
+      const admission = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(request), continued);
+      if (admission !== 'admitted') return await continueAsNew<typeof trajectory>(request, admission.continueFrom);
       // A trajectory is born when it may start generating, not when it was queued.
       identity.birthTime = Date.now();
       state.phase = 'tokenizing';
@@ -49,7 +61,7 @@ export async function trajectory(request: TrajectoryRequest): Promise<Trajectory
       Object.assign(state, { phase: 'generating', turn });
       const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
       if (output.contextExhausted) {
-        if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, 'ContextExhausted');
+        if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, FailureType.ContextExhausted);
         endReason = 'context_exhausted';
         break;
       }
@@ -76,23 +88,67 @@ export async function trajectory(request: TrajectoryRequest): Promise<Trajectory
     upsertSearchAttributes([{ key: STATUS, value: 'completed' }]);
     return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
   } catch (error) {
+    if (error instanceof ContinueAsNew) throw error;
+    const failure = trajectoryFailure(error);
     // Record the failure as a failure (never as a zero reward), even when the workflow is being cancelled.
-    const message = describe(error);
-    await CancellationScope.nonCancellable(() => store.persistFailure({ ...identity, turnsDone: turns.length, error: message }));
+    await recordFailure(identity, turns, failure);
     state.phase = 'failed';
-    upsertSearchAttributes([{ key: STATUS, value: 'failed' }]);
     if (isCancellation(error)) throw error;
-    throw ApplicationFailure.nonRetryable(`trajectory ${request.trajectoryId} failed at turn ${state.turn}: ${message}`, 'TrajectoryFailed', { turns });
+    throw failedTrajectory(request.trajectoryId, state.turn, turns, failure);
   }
 }
 
-function validOptions(request: TrajectoryRequest) {
+/**
+ * Release 1 checked only the rollout options, and failed before recording anything; later releases check the
+ * whole request against its schema and record the rejection. Histories of release 1 replay the old way.
+ */
+function checkRequest(input: TrajectoryRequest): { request: TrajectoryRequest; options: RolloutOptions } | { invalid: ApplicationFailure } {
+  if (!patched(Patch.RequestSchema)) return { request: input, options: releaseOneOptions(input) };
+  try {
+    const request = validateTrajectoryRequest(input);
+    // Rows, groups and the controller's signals all find a trajectory by its id: it must be the workflow's.
+    if (request.trajectoryId !== workflowInfo().workflowId) {
+      throw new Error(`trajectoryId: "${request.trajectoryId}" must equal the workflow id "${workflowInfo().workflowId}"`);
+    }
+    return { request, options: resolveRolloutOptions(request.options) };
+  } catch (error) {
+    return { invalid: ApplicationFailure.nonRetryable((error as Error).message, FailureType.InvalidRequest) };
+  }
+}
+
+function releaseOneOptions(request: TrajectoryRequest): RolloutOptions {
   try {
     return resolveRolloutOptions(request.options);
   } catch (error) {
-    // A plain Error would fail the workflow task and be retried forever; bad input fails the workflow once.
-    throw ApplicationFailure.nonRetryable((error as Error).message, 'InvalidRolloutOptions');
+    throw ApplicationFailure.nonRetryable((error as Error).message, FailureType.InvalidRolloutOptions);
   }
+}
+
+/** An invalid request still leaves a `failed` row, under the workflow id, so nothing submitted goes unaccounted. */
+async function rejectInvalid(input: unknown, invalid: ApplicationFailure): Promise<never> {
+  const qid = (input as { qid?: unknown } | null | undefined)?.qid;
+  const trajectoryId = workflowInfo().workflowId;
+  const failure = trajectoryFailure(invalid);
+  await recordFailure({ trajectoryId, qid: typeof qid === 'string' ? qid : '', birthTime: Date.now(), layout: 'seed' }, [], failure);
+  throw failedTrajectory(trajectoryId, 0, [], failure);
+}
+
+async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure): Promise<void> {
+  await CancellationScope.nonCancellable(() => store.persistFailure({
+    ...identity, turnsDone: turns.length, error: failure.message, failureType: failure.failureType, failureClass: failure.failureClass,
+  }));
+  upsertSearchAttributes([{ key: STATUS, value: 'failed' }]);
+}
+
+/** The workflow's own failure: typed `TrajectoryFailed`, with the finished turns and the cause's type and class. */
+function failedTrajectory(trajectoryId: string, turn: number, turns: TurnRecord[], failure: TrajectoryFailure): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} failed at turn ${turn}: ${failure.message}`, 'TrajectoryFailed',
+    { turns, failureType: failure.failureType, failureClass: failure.failureClass });
+}
+
+function recheckSchedule(request: TrajectoryRequest): RecheckSchedule {
+  const timeouts = request.timeouts;
+  return { firstSeconds: timeouts?.admissionRecheckSeconds ?? 60, maxSeconds: timeouts?.admissionRecheckMaxSeconds ?? 1800, perRun: timeouts?.admissionRechecksPerRun ?? 100 };
 }
 
 function reportProgress(turns: TurnRecord[], total: number): void {
@@ -104,10 +160,4 @@ function reportProgress(turns: TurnRecord[], total: number): void {
 
 function sumOutput(turns: TurnRecord[]): number {
   return turns.reduce((sum, t) => sum + t.outputLen, 0);
-}
-
-function describe(error: unknown): string {
-  const causes: string[] = [];
-  for (let e = error as { message?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) causes.push(e.message ?? String(e));
-  return causes.filter(Boolean).join(': ');
 }

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import type pg from 'pg';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
 import { AdmissionController } from '../../src/admission/admission-controller.js';
@@ -35,10 +35,18 @@ export interface TestStack {
   /** Stored trajectories whose id starts with `prefix`, oldest first. */
   exported(prefix: string, options?: { includeFailed?: boolean }): Promise<ExportedTrajectory[]>;
   /** Runs a CPU worker (and, unless told not to, a GPU worker) in this process until the returned stop. */
-  startWorkers(options?: { gpu?: boolean; heartbeatIntervalMs?: number }): Promise<() => Promise<void>>;
+  startWorkers(options?: WorkerOptions): Promise<() => Promise<void>>;
   /** Runs an admission controller in this process (polling every 200 ms) until the returned stop. */
   startController(): Promise<() => Promise<void>>;
   stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  cpu?: boolean;
+  gpu?: boolean;
+  heartbeatIntervalMs?: number;
+  /** Workflow code for the CPU worker: the current release's unless given. */
+  workflowBundle?: WorkflowBundle;
 }
 
 export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig> = {}): Promise<TestStack> {
@@ -63,18 +71,19 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     const verifier = new VerifierPool({ size: 1 });
     stops.push(() => verifier.close());
 
-    const startWorkers = async (options: { gpu?: boolean; heartbeatIntervalMs?: number } = {}) => {
+    const startWorkers = async (options: WorkerOptions = {}) => {
       const workerConnection = await NativeConnection.connect({ address: temporal.address });
-      const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier });
-      const cpuRunning = cpuWorker.run();
+      const cpuWorker: Worker | undefined = options.cpu === false ? undefined
+        : await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier, workflowBundle: options.workflowBundle });
+      const cpuRunning = cpuWorker?.run();
       const gpu = options.gpu === false ? undefined : await startGpuWorkerService({
         connection: workerConnection, namespace: 'default', pool, databaseUrl: postgres.url, backend: createBackend('sglang', policy.url),
         slots: 16, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
       });
       return async () => {
         await gpu?.stop();
-        if (cpuWorker.getState() === 'RUNNING') cpuWorker.shutdown();
-        await cpuRunning.catch(() => undefined);
+        if (cpuWorker?.getState() === 'RUNNING') cpuWorker.shutdown();
+        await cpuRunning?.catch(() => undefined);
         await workerConnection.close();
       };
     };
