@@ -2,36 +2,31 @@ import { ApplicationFailure } from '@temporalio/common';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../policy/policy-errors.js';
 import { ContextMismatch } from '../store/turn-store.js';
 import { DatabaseUnavailable } from '../store/database.js';
+import { isPermanentDatabaseError, isTransientDatabaseError, sqlState } from '../store/database-errors.js';
 import { ChatTemplateError } from '../tokens/conversation-tokens.js';
 import { GroupMismatch, RunConfigMismatch } from '../admission/admission-store.js';
+import { FailureType } from '../trajectory/failure.js';
 
-/** Failure types the workflow and operators can branch on. */
-export const FailureType = {
-  PolicyUnavailable: 'PolicyUnavailable',
-  PolicyRejectedRequest: 'PolicyRejectedRequest',
-  PolicyProtocolError: 'PolicyProtocolError',
-  ContextMismatch: 'ContextMismatch',
-  VerifierError: 'VerifierError',
-  VerifierTimeout: 'VerifierTimeout',
-  MalformedTrajectory: 'MalformedTrajectory',
-  DatabaseUnavailable: 'DatabaseUnavailable',
-  InvalidGroup: 'InvalidGroup',
-  RunConfigMismatch: 'RunConfigMismatch',
-  GroupMismatch: 'GroupMismatch',
-  GroupCancelled: 'GroupCancelled',
-} as const;
+// Activities import the failure types from here; their home is the pure module the workflow can use too.
+export { FailureType };
 
 /** Maps a domain error to an ApplicationFailure: retry what another attempt can fix, fail fast on the rest. */
 export function classifyFailure(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
   if (error instanceof PolicyRejectedRequest) return ApplicationFailure.nonRetryable(error.message, FailureType.PolicyRejectedRequest);
-  if (error instanceof ChatTemplateError) return ApplicationFailure.nonRetryable(error.message, 'ChatTemplateError');
+  if (error instanceof ChatTemplateError) return ApplicationFailure.nonRetryable(error.message, FailureType.ChatTemplateError);
   if (error instanceof ContextMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.ContextMismatch);
   if (error instanceof RunConfigMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.RunConfigMismatch);
   if (error instanceof GroupMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.GroupMismatch);
   if (error instanceof PolicyUnavailable) return ApplicationFailure.retryable(error.message, FailureType.PolicyUnavailable);
   if (error instanceof PolicyProtocolError) return ApplicationFailure.retryable(error.message, FailureType.PolicyProtocolError);
-  if (error instanceof DatabaseUnavailable) return ApplicationFailure.retryable(error.message, FailureType.DatabaseUnavailable);
+  // The store proxy retries without a maximum: right for a lost connection, never for a rejected statement.
+  if (isPermanentDatabaseError(error)) {
+    return ApplicationFailure.nonRetryable(`Postgres rejected the statement (SQLSTATE ${sqlState(error)}): ${(error as Error).message}`, FailureType.DatabaseRejected);
+  }
+  if (error instanceof DatabaseUnavailable || isTransientDatabaseError(error)) {
+    return ApplicationFailure.retryable((error as Error).message, FailureType.DatabaseUnavailable);
+  }
   return error;
 }
 

@@ -5,6 +5,8 @@ import { storeCompletedTrajectory, storeFailedTrajectory, type TrajectoryIdentit
 import { packTrajectory } from '../trajectory/packing.js';
 import type { PackingLayout } from '../trajectory/options.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
+import { failureOf, type FailureClass } from '../trajectory/failure.js';
+import { storableText } from '../store/storable-text.js';
 import { classified, FailureType } from './failures.js';
 
 export interface PersistInput extends TrajectoryIdentity {
@@ -38,13 +40,19 @@ export function persistTrajectoryActivity(pool: pg.Pool) {
 export interface PersistFailureInput extends TrajectoryIdentity {
   turnsDone: number;
   error: string;
+  /** Absent in histories recorded before failure types: then derived from `error` (InternalError if unclear). */
+  failureType?: string;
+  failureClass?: FailureClass;
 }
 
+/** Stores a failed trajectory with its type and class, and the texts of the turns it finished. */
 export function persistFailureActivity(pool: pg.Pool) {
   return async function persistFailure(input: PersistFailureInput): Promise<{ stored: boolean }> {
     return classified(async () => {
-      const { turns } = await loadStoredTurns(pool, input.trajectoryId);
-      return { stored: await storeFailedTrajectory(pool, input, input.turnsDone, input.error, turns) };
+      // An id Postgres cannot hold has no stored turns; looking it up as written would fail the lookup.
+      const { turns } = await loadStoredTurns(pool, storableText(input.trajectoryId));
+      const failure = { turnsDone: input.turnsDone, message: input.error, ...failureOf(input.error, input) };
+      return { stored: await storeFailedTrajectory(pool, input, failure, turns) };
     });
   };
 }

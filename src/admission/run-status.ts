@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { readCounters, readRun } from './admission-store.js';
 import { admissionCapacity, type StalenessBound } from './staleness.js';
+import { countFailures, type FailureCounts } from '../store/failure-counts.js';
 
 /** Where a run stands, in groups unless named otherwise. Every number is read from Postgres. */
 export interface RunStatus extends StalenessBound {
@@ -21,12 +22,14 @@ export interface RunStatus extends StalenessBound {
   staleConsumed: number;
   /** Groups admission would start now. */
   capacity: number;
+  /** Failed trajectories (not groups), by failure type and by class (infrastructure or data). */
+  failures: FailureCounts;
 }
 
 export async function runStatus(pool: pg.Pool, runId: string): Promise<RunStatus | undefined> {
   const run = await readRun(pool, runId);
   if (!run) return undefined;
-  const counters = await readCounters(pool, runId);
+  const [counters, failures] = await Promise.all([readCounters(pool, runId), countFailures(pool, runId)]);
   const { rows: [row] } = await pool.query(
     `SELECT count(*) FILTER (WHERE status = 'pending' AND finished_at IS NULL) AS waiting,
             count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NOT NULL AND completed = 0) AS rejected,
@@ -49,5 +52,6 @@ export async function runStatus(pool: pg.Pool, runId: string): Promise<RunStatus
     consumed: Number(row.consumed),
     staleConsumed: Number(row.stale),
     capacity: admissionCapacity(run, counters),
+    failures,
   };
 }

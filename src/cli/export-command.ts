@@ -18,7 +18,7 @@ export function exportCommand(): Command {
     .description('write stored trajectories, oldest birth_time first: JSON lines, or an Arrow IPC / Parquet file (docs/trainer-export.md)')
     .addOption(new Option('--format <format>', 'output format').choices(['jsonl', 'arrow', 'parquet']).default('jsonl'))
     .option('--out <file>', 'write to FILE instead of stdout (required for arrow and parquet; "-" writes them to stdout)')
-    .option('--include-failed', 'also write failed trajectories (status "failed", with their error)', false)
+    .option('--include-failed', 'also write failed trajectories (status "failed", with error, failure_type and failure_class)', false)
     .action(async (flags) => {
       // Checked before the database starts: a binary file is never written to a terminal by accident.
       if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);

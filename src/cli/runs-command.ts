@@ -6,7 +6,7 @@ import { runStatus } from '../admission/run-status.js';
 export function runsCommand(): Command {
   const runs = new Command('runs').description('training runs: their counters, and cancelling them');
   runs.command('status')
-    .description('print a run\'s counters (groups waiting, running, accepted, consumed, capacity...) as JSON')
+    .description('print a run\'s counters (groups waiting, running, accepted, consumed, capacity..., failed trajectories by type and class) as JSON')
     .argument('<run-id>')
     .action(async (runId: string) => {
       const status = await withDatabase((pool) => runStatus(pool, runId));

@@ -1,7 +1,8 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TrajectoryRequest, TrajectoryResult } from '../workflows/trajectory-state.js';
 import type { TurnRecord } from '../trajectory/turn.js';
+import { FailureType, failureOf, type FailureClass, type TrajectoryFailure } from '../trajectory/failure.js';
 import { submitTrajectory } from './submit.js';
 
 export interface RunProgress {
@@ -22,15 +23,35 @@ export async function runRollouts(client: Client, requests: readonly TrajectoryR
   }));
 }
 
-/** A failed workflow as a failed result, with the turns it finished. */
+/** What a failed workflow reports in details[0]: the turns it finished and, since failure types, why it failed. */
+interface FailureDetails {
+  turns?: TurnRecord[];
+  failureType?: string;
+  failureClass?: FailureClass;
+}
+
+/** A failed workflow as a failed result, with the turns it finished and its failure type and class. */
 export function failedResult(request: TrajectoryRequest, error: unknown): TrajectoryResult {
   if (!(error instanceof WorkflowFailedError)) throw error;
   const cause = error.cause;
-  // The workflow fails with details [{ turns }]: the turns it finished before failing.
-  const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as { turns?: TurnRecord[] } | undefined) : undefined;
+  const details = cause instanceof ApplicationFailure ? (cause.details?.[0] as FailureDetails | undefined) : undefined;
   const turns = Array.isArray(details?.turns) ? details.turns : [];
+  const message = cause?.message ?? error.message;
   return {
     trajectoryId: request.trajectoryId, qid: request.qid, status: 'failed', layout: request.options?.layout ?? 'seed',
-    turns, rewards: [], outputTokens: turns.reduce((sum, t) => sum + t.outputLen, 0), error: cause?.message ?? error.message,
+    turns, rewards: [], outputTokens: turns.reduce((sum, t) => sum + t.outputLen, 0), error: message,
+    ...failureOfWorkflow(cause, details, message),
   };
+}
+
+/**
+ * The type and class of a workflow's failure: from its details when it reports them, else from the failure's
+ * own type. `TrajectoryFailed` without details comes from a release before failure types: its message is all
+ * there is to go on.
+ */
+function failureOfWorkflow(cause: Error | undefined, details: FailureDetails | undefined, message: string): Omit<TrajectoryFailure, 'message'> {
+  if (typeof details?.failureType === 'string') return failureOf(message, details);
+  if (cause instanceof CancelledFailure) return failureOf(message, { failureType: FailureType.Cancelled });
+  if (cause instanceof ApplicationFailure && cause.type && cause.type !== 'TrajectoryFailed') return failureOf(message, { failureType: cause.type });
+  return failureOf(message.replace(/^trajectory \S+ failed at turn \d+: /, ''));
 }

@@ -179,7 +179,14 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
   },
   {
     id: '004_failure_types',
-    sql: `SELECT 1; -- placeholder: failure type and class columns (being written)`,
+    sql: `
+      -- Why a failed trajectory failed, in words a trainer can branch on (src/trajectory/failure.ts), and
+      -- whether the data or the infrastructure around it was at fault. NULL on completed rows, and on failed
+      -- rows stored before this migration.
+      ALTER TABLE trajectories ADD COLUMN failure_type text;
+      ALTER TABLE trajectories ADD COLUMN failure_class text CHECK (failure_class IN ('infrastructure', 'data'));
+      -- No index: counts by run reach failed rows through their groups (rollout_members) and the primary key.
+    `,
   },
   {
     id: '005_turn_checkpoints',

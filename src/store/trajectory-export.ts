@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { decodeFloat32, decodeInt32 } from '../tokens/token-codec.js';
+import type { FailureClass } from '../trajectory/failure.js';
 
 /** One exported trajectory: the seed's keys and layout, plus per-turn lengths, successes and raw rewards. */
 export interface ExportedTrajectory {
@@ -8,6 +9,10 @@ export interface ExportedTrajectory {
   task_id: number | null;
   status: 'completed' | 'failed';
   error?: string;
+  /** Failed trajectories only: why, as a type a trainer can branch on (src/trajectory/failure.ts). */
+  failure_type?: string;
+  /** Failed trajectories only: `infrastructure` (a rerun may succeed) or `data` (this request cannot). */
+  failure_class?: FailureClass;
   layout: string;
   packed_input_ids: number[];
   packed_logprobs: number[];
@@ -67,6 +72,8 @@ function toExported(row: Record<string, any>): ExportedTrajectory {
     task_id: row.task_id === null ? null : Number(row.task_id),
     status: row.status,
     ...(row.error ? { error: row.error } : {}),
+    ...(row.failure_type ? { failure_type: row.failure_type } : {}),
+    ...(row.failure_class ? { failure_class: row.failure_class } : {}),
     layout: row.layout,
     packed_input_ids: row.packed_input_ids ? decodeInt32(row.packed_input_ids) : [],
     packed_logprobs: row.packed_logprobs ? decodeFloat32(row.packed_logprobs) : [],

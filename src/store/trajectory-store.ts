@@ -2,8 +2,10 @@ import type pg from 'pg';
 import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PackedTokens } from '../trajectory/packing.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
+import type { TrajectoryFailure } from '../trajectory/failure.js';
 import type { StoredTurn } from './turn-store.js';
 import { inTransaction } from './transaction.js';
+import { storableText } from './storable-text.js';
 import { recordMemberFinished } from '../admission/admission-store.js';
 
 export interface TrajectoryIdentity {
@@ -38,7 +40,7 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
          rewards, raw_rewards, successes, output_tokens, token_versions, end_reason)
        VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
        ON CONFLICT (trajectory_id) DO NOTHING`,
-      [trajectory.trajectoryId, trajectory.qid, trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
+      [trajectory.trajectoryId, storableText(trajectory.qid), trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
         encodeInt32(packed.packedInputIds), encodeFloat32(packed.packedLogprobs), Buffer.from(packed.promptMask),
         encodeInt32(trajectory.promptIds), packed.seqNoEosMask, packed.seqlens, packed.promptLens,
         turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd), trajectory.rewards, trajectory.rawRewards,
@@ -49,7 +51,7 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
       await client.query(
         `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [trajectory.trajectoryId, turn.turn, trajectory.qid, turn.versionStart, turn.versionEnd, turn.success, turn.verdict, turn.contextLen, turn.outputLen],
+        [trajectory.trajectoryId, turn.turn, storableText(trajectory.qid), turn.versionStart, turn.versionEnd, turn.success, turn.verdict, turn.contextLen, turn.outputLen],
       );
     }
     await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);
@@ -59,18 +61,28 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
   });
 }
 
-/** Records a trajectory that could not finish: a failure is stored as a failure, never as a zero reward. */
-export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryIdentity, turnsDone: number, error: string, texts: StoredTurn[]): Promise<boolean> {
+/** How a trajectory ended without finishing: the turns it completed, and why. */
+export interface FailedTrajectory extends TrajectoryFailure {
+  turnsDone: number;
+}
+
+/**
+ * Records a trajectory that could not finish: a failure is stored as a failure, never as a zero reward.
+ * Nothing the trajectory carries may make this row unstorable, so every text is made storable first.
+ */
+export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryIdentity, failure: FailedTrajectory, texts: StoredTurn[]): Promise<boolean> {
+  const trajectoryId = storableText(identity.trajectoryId);
   return inTransaction(pool, async (client) => {
     const inserted = await client.query(
-      `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, layout, num_turns, birth_time)
-       VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7) ON CONFLICT (trajectory_id) DO NOTHING`,
-      [identity.trajectoryId, identity.qid, identity.taskId ?? null, error, identity.layout, turnsDone, identity.birthTime],
+      `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, failure_type, failure_class, layout, num_turns, birth_time)
+       VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $9) ON CONFLICT (trajectory_id) DO NOTHING`,
+      [trajectoryId, storableText(identity.qid), identity.taskId ?? null, storableText(failure.message), storableText(failure.failureType),
+        failure.failureClass, storableText(identity.layout), failure.turnsDone, identity.birthTime],
     );
     if (inserted.rowCount === 0) return false;
-    await insertTurnTexts(client, identity.trajectoryId, texts.filter((text) => text.verdict !== null));
-    await dropWorkingRows(client, identity.trajectoryId);
-    await recordMemberFinished(client, identity.trajectoryId, false, identity.birthTime);
+    await insertTurnTexts(client, trajectoryId, texts.filter((text) => text.verdict !== null));
+    await dropWorkingRows(client, trajectoryId);
+    await recordMemberFinished(client, trajectoryId, false, identity.birthTime);
     return true;
   });
 }
@@ -79,7 +91,7 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
   for (const text of texts) {
     await client.query(
       `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [trajectoryId, text.turn, text.answerText, text.extractedAnswer, text.verdict ?? 'unverified', text.feedbackText],
+      [trajectoryId, text.turn, storableText(text.answerText), storableText(text.extractedAnswer), storableText(text.verdict ?? 'unverified'), storableText(text.feedbackText)],
     );
   }
 }
@@ -87,4 +99,5 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
 async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
   await client.query('DELETE FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
   await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
+  await client.query('DELETE FROM turn_checkpoints WHERE trajectory_id = $1', [trajectoryId]);
 }

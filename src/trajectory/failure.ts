@@ -51,3 +51,31 @@ export interface TrajectoryFailure {
   failureClass: FailureClass;
   message: string;
 }
+
+/**
+ * Words of the release before failure types, which only sent a message: each pattern is unambiguous (it names
+ * what failed), and anything else is an InternalError. The messages are the workflow's chain of causes.
+ */
+const LEGACY_MESSAGES: readonly [RegExp, FailureType][] = [
+  [/^Activity task failed: inference server \S+ rejected the request/, FailureType.PolicyRejectedRequest],
+  [/^Activity task failed: inference server \S+ unavailable/, FailureType.PolicyUnavailable],
+  [/^Activity task failed: inference server \S+ broke the protocol/, FailureType.PolicyProtocolError],
+  [/^Activity task failed: cannot reach Postgres/, FailureType.DatabaseUnavailable],
+  [/^the prompt of .* fills the context window/, FailureType.ContextExhausted],
+  [/^(Workflow|Activity|Cancellation scope) cancelled/, FailureType.Cancelled],
+];
+
+/**
+ * The type and class of a failure as reported, or derived from its message when a history of an earlier
+ * release reported none. A message may also start with its type (`VerifierTimeout: ...`).
+ */
+export function failureOf(message: string, reported: { failureType?: string; failureClass?: FailureClass } = {}): Omit<TrajectoryFailure, 'message'> {
+  if (reported.failureType) {
+    const failureClass = reported.failureClass === 'data' || reported.failureClass === 'infrastructure' ? reported.failureClass : failureClassOf(reported.failureType);
+    return { failureType: reported.failureType, failureClass };
+  }
+  const prefix = /^([A-Za-z]+): /.exec(message)?.[1];
+  const named = prefix && (Object.values(FailureType) as string[]).includes(prefix) ? prefix : undefined;
+  const failureType = named ?? LEGACY_MESSAGES.find(([pattern]) => pattern.test(message))?.[1] ?? FailureType.InternalError;
+  return { failureType, failureClass: failureClassOf(failureType) };
+}

@@ -27,6 +27,7 @@ const concatOneTurn: ExportedTrajectory = {
 
 const failed: ExportedTrajectory = {
   trajectory_id: 'traj-failed', qid: 'q3', task_id: 7, status: 'failed', error: 'VerifierTimeout: turn 0', layout: 'seed',
+  failure_type: 'VerifierTimeout', failure_class: 'data',
   packed_input_ids: [], packed_logprobs: [], prompt_mask: [], seq_no_eos_mask: [], packed_prompts: [], version_start: [],
   version_end: [], rewards: [], birth_time: 1_730_000_000_456, seqlens: [], prompt_lens: [], successes: [], raw_rewards: [],
   token_versions: [], end_reason: null,
@@ -75,6 +76,7 @@ function expectRoundTrip(table: Table, expected: readonly ExportedTrajectory[]):
       expect(batch.get(i)!.toJSON(), row.trajectory_id).toMatchObject({
         trajectory_id: row.trajectory_id, qid: row.qid, status: row.status, layout: row.layout,
         end_reason: row.end_reason, error: row.error ?? null, group_id: row.group_id ?? null,
+        failure_type: row.failure_type ?? null, failure_class: row.failure_class ?? null,
         task_id: row.task_id === null ? null : BigInt(row.task_id), birth_time: BigInt(row.birth_time),
         staleness: row.staleness ?? null, stale: row.stale ?? null,
       });
@@ -120,6 +122,7 @@ describe('trajectoryTable', () => {
     const dtypes = Object.fromEntries(table.schema.fields.map((field) => [field.name, String(field.type)]));
     expect(dtypes).toMatchObject({
       ...LIST_DTYPES, trajectory_id: 'Utf8', qid: 'Utf8', status: 'Utf8', layout: 'Utf8', end_reason: 'Utf8', error: 'Utf8',
+      failure_type: 'Utf8', failure_class: 'Utf8',
       group_id: 'Utf8', task_id: 'Int64', birth_time: 'Int64', staleness: 'Int32', stale: 'Bool',
     });
     expect(TRAJECTORY_COLUMNS.map((column) => [column.name, column.dtype])).toEqual(Object.entries(dtypes));
@@ -127,7 +130,7 @@ describe('trajectoryTable', () => {
 
   it('has a column for every exported field, so a new field cannot be dropped silently', () => {
     const names = TRAJECTORY_COLUMNS.map((column) => column.name).sort();
-    expect(names).toEqual(Object.keys({ ...consumedStale, error: '' }).sort());
+    expect(names).toEqual(Object.keys({ ...consumedStale, error: '', failure_type: '', failure_class: '' }).sort());
   });
 
   it('matches the column table in docs/trainer-export.md', () => {
@@ -139,7 +142,7 @@ describe('trajectoryTable', () => {
 
   it('marks only the optional columns nullable', () => {
     const nullable = TRAJECTORY_COLUMNS.filter((column) => column.nullable).map((column) => column.name);
-    expect(nullable).toEqual(['task_id', 'end_reason', 'error', 'group_id', 'staleness', 'stale']);
+    expect(nullable).toEqual(['task_id', 'end_reason', 'error', 'failure_type', 'failure_class', 'group_id', 'staleness', 'stale']);
   });
 });
 
@@ -158,6 +161,13 @@ describe('arrowFileBytes', () => {
     expect(table.getChild('packed_input_ids')!.get(0)!.length).toBe(0);
     expect(table.getChild('end_reason')!.get(0)).toBeNull();
     expect(table.getChild('error')!.get(0)).toBe('VerifierTimeout: turn 0');
+  });
+
+  it('carries a failed trajectory\'s type and class, null on completed rows', () => {
+    const table = tableFromIPC(arrowFileBytes([seedTwoTurns, failed]));
+    expect(table.getChild('failure_type')!.toArray()).toEqual([null, 'VerifierTimeout']);
+    expect(table.getChild('failure_class')!.toArray()).toEqual([null, 'data']);
+    expect(table.getChild('failure_type')!.nullCount).toBe(1);
   });
 });
 
