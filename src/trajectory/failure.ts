@@ -4,12 +4,13 @@
  * (this request or this model output cannot succeed as it is). Pure: the workflow imports it.
  */
 export const FailureType = {
-  // infrastructure
+  // infrastructure: around the data something broke, or somebody stopped it; says nothing about the answer
   PolicyUnavailable: 'PolicyUnavailable',
   PolicyProtocolError: 'PolicyProtocolError',
   DatabaseUnavailable: 'DatabaseUnavailable',
   WorkerLost: 'WorkerLost',
   Cancelled: 'Cancelled',
+  GroupCancelled: 'GroupCancelled',
   InternalError: 'InternalError',
   // data
   InvalidRequest: 'InvalidRequest',
@@ -17,7 +18,6 @@ export const FailureType = {
   InvalidGroup: 'InvalidGroup',
   RunConfigMismatch: 'RunConfigMismatch',
   GroupMismatch: 'GroupMismatch',
-  GroupCancelled: 'GroupCancelled',
   ContextExhausted: 'ContextExhausted',
   PolicyRejectedRequest: 'PolicyRejectedRequest',
   DatabaseRejected: 'DatabaseRejected',
@@ -33,7 +33,7 @@ export type FailureClass = 'infrastructure' | 'data';
 
 const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
-  FailureType.WorkerLost, FailureType.Cancelled, FailureType.InternalError,
+  FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError,
 ]);
 
 /**
