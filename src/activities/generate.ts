@@ -3,10 +3,13 @@ import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { generateResumable, type PartialOutput } from '../policy/resumable-generation.js';
+import { CheckpointSuperseded, dropTurnCheckpoint } from '../store/turn-checkpoints.js';
 import { loadContext, saveTurnOutput } from '../store/turn-store.js';
+import { FailureType } from '../trajectory/failure.js';
 import type { FinishReason } from '../trajectory/turn.js';
-import { decodePartialOutput, encodePartialOutput } from './partial-output.js';
-import { classified, FailureType } from './failures.js';
+import { checkpointHeartbeat } from './partial-output.js';
+import { classified } from './failures.js';
+import { resumeTurn, TurnCheckpointWriter } from './turn-checkpoint.js';
 
 export interface GenerateInput {
   trajectoryId: string;
@@ -24,22 +27,24 @@ export interface GenerateResult {
   versionEnd: number;
   /** The context window left no room for another turn: nothing was generated. */
   contextExhausted?: boolean;
-  /** Tokens carried over from a dead attempt's last heartbeat instead of being generated again. */
+  /** Tokens carried over from a dead attempt's checkpoint instead of being generated again. */
   resumedTokens?: number;
 }
 
 /**
  * One turn of generation on the GPU queue. The context is read from Postgres and the output written back
- * there, so the tokens never pass through workflow history; the workflow gets counts. Heartbeats carry the
- * partial output, so a retry after a crash continues from the last heartbeat instead of starting over.
+ * there, so the tokens never pass through workflow history; the workflow gets counts. The partial output is
+ * checkpointed to Postgres as it grows and the heartbeat carries only a cursor, so a retry after a crash
+ * continues from the last checkpoint instead of starting over, and no heartbeat grows with the turn.
  */
 export function generateActivity(pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number) {
   return async function generate(input: GenerateInput): Promise<GenerateResult> {
     const context = Context.current();
-    const resumed = decodePartialOutput(context.info.heartbeatDetails);
-    // Re-announce what we carry at once: a crash before the next heartbeat must not lose it.
-    context.heartbeat(encodePartialOutput(resumed));
+    const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt };
     return classified(async () => {
+      const { resumed, claimed } = await superseded(resumeTurn(pool, key, context.info.heartbeatDetails));
+      // Announce this attempt's cursor at once: it replaces the last attempt's (or an earlier release's tokens).
+      context.heartbeat(checkpointHeartbeat({ attempt: key.attempt, tokens: resumed.ids.length }));
       const inputIds = await loadContext(pool, input.trajectoryId, input.turn);
       if (inputIds.length !== input.contextLen) {
         throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);
@@ -47,12 +52,20 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
       const budget = Math.min(input.maxNewTokens, (await backend.contextWindow()) - inputIds.length);
       const version = currentVersion();
       if (budget <= 0 && resumed.ids.length === 0) {
+        if (claimed) await dropTurnCheckpoint(pool, key);
         return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
       }
-      const { output, finishReason } = await generateResumable(backend, {
+      const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => context.heartbeat(checkpointHeartbeat({ attempt: key.attempt, tokens })));
+      const { output, finishReason } = await superseded(generateResumable(backend, {
         context: inputIds, maxNewTokens: budget, temperature: input.temperature,
-        requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: context.cancellationSignal,
-      }, resumed, currentVersion, throttledHeartbeat(context, heartbeatIntervalMs));
+        requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
+      }, resumed, currentVersion, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial))).catch(async (error: unknown) => {
+        // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
+        await checkpoint.settle().catch(() => undefined);
+        throw checkpoint.stopped ?? error;
+      }));
+      // A write still in flight must land (or tell us we were superseded) before the output replaces it.
+      await superseded(checkpoint.settle());
       const result = {
         outputLen: output.ids.length, finishReason,
         versionStart: output.versions[0] ?? version, versionEnd: output.versions[output.versions.length - 1] ?? version,
@@ -62,23 +75,37 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
         trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt, contextLen: inputIds.length,
         outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: output.versions, ...result,
       });
+      if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);
       return result;
     });
   };
 }
 
 /**
- * Heartbeats on progress only, every interval (or third of the heartbeat timeout, if shorter): a server that
- * stops producing tokens lets the attempt time out and retry, and encoding stays off the per-chunk path.
+ * A newer attempt owns the turn: this one timed out but kept running. Retryable, because the only other way to
+ * lose the checkpoint is the trajectory ending, where the retry is never scheduled.
  */
-function throttledHeartbeat(context: Context, intervalMs: number): (output: PartialOutput) => void {
+async function superseded<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof CheckpointSuperseded) throw ApplicationFailure.retryable(error.message, FailureType.WorkerLost);
+    throw error;
+  }
+}
+
+/**
+ * Checkpoints on progress only, every interval (or third of the heartbeat timeout, if shorter): a server that
+ * stops producing tokens lets the attempt time out and retry, and the write stays off the per-chunk path.
+ */
+function onSchedule(context: Context, intervalMs: number, checkpoint: (output: PartialOutput) => void): (output: PartialOutput) => void {
   const every = Math.max(50, Math.min(intervalMs, Math.floor((context.info.heartbeatTimeoutMs ?? 30_000) / 3)));
   let last = Date.now();
   return (output) => {
     const now = Date.now();
     if (now - last < every) return;
-    // Keep the schedule's phase, so the gap between two heartbeats never exceeds one interval plus one chunk.
+    // Keep the schedule's phase, so the gap between two checkpoints never exceeds one interval plus one chunk.
     last = now - ((now - last) % every);
-    context.heartbeat(encodePartialOutput(output));
+    checkpoint(output);
   };
 }

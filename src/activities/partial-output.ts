@@ -2,8 +2,33 @@ import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../token
 import type { PartialOutput } from '../policy/resumable-generation.js';
 
 /**
- * Heartbeat details: ids and logprobs as base64 int32/float32 (~10.7 bytes a token instead of ~25 in JSON),
- * versions as (version, run length) pairs since a turn spans one version or a few.
+ * Heartbeat details of a generating turn. This release checkpoints the tokens to Postgres and heartbeats a
+ * cursor, a few dozen bytes whatever the turn's length. Earlier releases heartbeated the tokens themselves
+ * (below), which a retry after a deploy must still resume from.
+ */
+export interface CheckpointCursor {
+  /** The attempt that owns the checkpoint row. */
+  attempt: number;
+  /** Tokens committed to the checkpoint when this heartbeat was sent. */
+  tokens: number;
+}
+
+export function checkpointHeartbeat(cursor: CheckpointCursor): { checkpoint: CheckpointCursor } {
+  return { checkpoint: { attempt: cursor.attempt, tokens: cursor.tokens } };
+}
+
+/** What an earlier attempt's last heartbeat says: a cursor into its checkpoint, or (earlier releases) the tokens. */
+export function readHeartbeat(details: unknown): { cursor?: CheckpointCursor; carried: PartialOutput } {
+  const cursor = (details as { checkpoint?: Partial<CheckpointCursor> } | undefined)?.checkpoint;
+  if (cursor && Number.isInteger(cursor.attempt) && Number.isInteger(cursor.tokens)) {
+    return { cursor: { attempt: cursor.attempt!, tokens: cursor.tokens! }, carried: { ids: [], logprobs: [], versions: [] } };
+  }
+  return { carried: decodePartialOutput(details) };
+}
+
+/**
+ * Heartbeat details of earlier releases: ids and logprobs as base64 int32/float32 (~10.7 bytes a token), versions
+ * as (version, run length) pairs. Kept so an attempt of this release resumes a turn an earlier release began.
  */
 export interface EncodedPartialOutput {
   ids: string;
@@ -34,7 +59,7 @@ function expandRuns(pairs: readonly number[]): number[] {
   return values;
 }
 
-/** Reads the last heartbeat of an earlier attempt; anything unreadable counts as no progress. */
+/** Reads an earlier release's last heartbeat; anything unreadable counts as no progress. */
 export function decodePartialOutput(details: unknown): PartialOutput {
   const encoded = details as Partial<EncodedPartialOutput> | undefined;
   if (!encoded || typeof encoded.ids !== 'string' || typeof encoded.logprobs !== 'string' || typeof encoded.versions !== 'string') {

@@ -190,7 +190,31 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
   },
   {
     id: '005_turn_checkpoints',
-    sql: `SELECT 1; -- placeholder: partial-output checkpoints (being written)`,
+    sql: `
+      -- Working storage of a turn still generating: the tokens so far, so a retried attempt resumes from here
+      -- and the heartbeat carries only a cursor. The attempt owns the row; a newer attempt claims it. Removed
+      -- when the turn output is saved or the trajectory is stored.
+      CREATE TABLE turn_checkpoints (
+        trajectory_id text NOT NULL,
+        turn int NOT NULL,
+        attempt int NOT NULL,
+        token_count int NOT NULL CHECK (token_count >= 0),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (trajectory_id, turn)
+      );
+      -- One row per append (int32/float32/int32 little-endian, one entry a token), covering tokens
+      -- [first_token, first_token + length): a long turn writes each token once instead of rewriting a growing value.
+      CREATE TABLE turn_checkpoint_pieces (
+        trajectory_id text NOT NULL,
+        turn int NOT NULL,
+        first_token int NOT NULL,
+        ids bytea NOT NULL,
+        logprobs bytea NOT NULL,
+        versions bytea NOT NULL,
+        PRIMARY KEY (trajectory_id, turn, first_token),
+        FOREIGN KEY (trajectory_id, turn) REFERENCES turn_checkpoints ON DELETE CASCADE
+      );
+    `,
   },
 ];
 

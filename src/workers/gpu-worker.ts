@@ -14,8 +14,8 @@ export interface GpuWorkerDeps {
   /** Concurrent generations: the inference server's batch capacity, so the GPU is full but never queued past it. */
   slots: number;
   /**
-   * How often a generating turn heartbeats its partial output: at most this many ms of tokens are generated
-   * twice when a worker dies. Each heartbeat carries every token so far (~5 bytes each) to Temporal.
+   * How often a generating turn checkpoints its partial output to Postgres and heartbeats a cursor to it: at
+   * most this many ms of tokens are generated twice when a worker dies.
    */
   heartbeatIntervalMs?: number;
   taskQueue?: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodePartialOutput, encodePartialOutput } from '../../src/activities/partial-output.js';
+import { checkpointHeartbeat, decodePartialOutput, encodePartialOutput, readHeartbeat } from '../../src/activities/partial-output.js';
 
 describe('heartbeat details for a partial turn', () => {
   it('round-trip ids, logprobs and per-token versions', () => {
@@ -21,5 +21,22 @@ describe('heartbeat details for a partial turn', () => {
     expect(decodePartialOutput({ turn: 3 })).toEqual(empty);
     const encoded = encodePartialOutput({ ids: [1, 2], logprobs: [-1, -1], versions: [0, 0] });
     expect(decodePartialOutput({ ...encoded, logprobs: encodePartialOutput({ ids: [1], logprobs: [-1], versions: [0] }).logprobs })).toEqual(empty);
+  });
+});
+
+describe('heartbeat cursor of a checkpointed turn', () => {
+  it('stays a few dozen bytes however many tokens the checkpoint holds', () => {
+    for (const tokens of [1_000, 16_000, 200_000]) {
+      const details = checkpointHeartbeat({ attempt: 3, tokens });
+      expect(JSON.stringify(details).length).toBeLessThan(64);
+      expect(readHeartbeat(details)).toEqual({ cursor: { attempt: 3, tokens }, carried: { ids: [], logprobs: [], versions: [] } });
+    }
+  });
+
+  it('still read the tokens an earlier release heartbeated, so a retry after a deploy resumes from them', () => {
+    const output = { ids: [9, 8, 7], logprobs: [-0.1, -0.2, -0.3].map(Math.fround), versions: [1, 1, 2] };
+    expect(readHeartbeat(encodePartialOutput(output))).toEqual({ carried: output });
+    expect(readHeartbeat(undefined)).toEqual({ carried: { ids: [], logprobs: [], versions: [] } });
+    expect(readHeartbeat({ checkpoint: { attempt: 'x', tokens: 3 } })).toEqual({ carried: { ids: [], logprobs: [], versions: [] } });
   });
 });
