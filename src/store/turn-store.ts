@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { FinishReason } from '../trajectory/turn.js';
+import { storableText } from './storable-text.js';
 
 /** A turn's generation as the generate activity stores it. */
 export interface StoredTurnOutput {
@@ -26,7 +27,7 @@ export async function savePrompt(pool: pg.Pool, trajectoryId: string, ids: reado
     `INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text) VALUES ($1, $2, $3)
      ON CONFLICT (trajectory_id) DO UPDATE SET trajectory_id = EXCLUDED.trajectory_id
      RETURNING length(prompt_ids) / 4 AS n`,
-    [trajectoryId, encodeInt32(ids), text],
+    [trajectoryId, encodeInt32(ids), storableText(text)],
   );
   return rows[0]!.n;
 }
@@ -76,12 +77,12 @@ export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, tur
 
 export async function saveVerdict(pool: pg.Pool, trajectoryId: string, turn: number, verdict: { answerText: string; extracted: string | null; status: string }): Promise<void> {
   await pool.query('UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
-    [trajectoryId, turn, verdict.answerText, verdict.extracted, verdict.status]);
+    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status]);
 }
 
 export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: number, ids: readonly number[], text: string): Promise<void> {
   await pool.query('UPDATE turn_outputs SET feedback_ids = $3, feedback_text = $4, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
-    [trajectoryId, turn, encodeInt32(ids), text]);
+    [trajectoryId, turn, encodeInt32(ids), storableText(text)]);
 }
 
 /** Everything persist needs of one trajectory's turns, in turn order. */
