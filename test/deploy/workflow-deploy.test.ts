@@ -31,10 +31,11 @@ async function events(workflowId: string, runId?: string) {
   return history.events ?? [];
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+/** Polls `check` until it says done; on timeout the error shows what it saw last. */
+async function waitFor(what: string, check: () => Promise<{ done: boolean; seen: unknown }>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  for (let last = await check(); !last.done; last = await check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last saw ${JSON.stringify(last.seen)}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -47,7 +48,7 @@ describe('deploying a release that changes the trajectory workflow', () => {
 
     // Under release 1: plain trajectories that will be mid-turn, and groups that stay queued (η = 0, one group at a time,
     // and no version is published until after the deploy). Release 1 re-checks admission every second.
-    const plain = trajectoryRequests('deploy-plain', stack.problems.slice(0, 3), 1, { turns: 2, maxNewTokens: 200 });
+    const plain = trajectoryRequests('deploy-plain', stack.problems.slice(0, 3), 1, { turns: 3, maxNewTokens: 200 });
     const plainHandles = await Promise.all(plain.map(async (request) => (await submitTrajectory(stack.client, request)).handle));
     const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
     const run = { runId: 'deploy', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
@@ -55,14 +56,20 @@ describe('deploying a release that changes the trajectory workflow', () => {
       samples: 2, rollout: { turns: 1, maxNewTokens: 60 },
       timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
     });
-    const queuedIds = groups.slice(1).flatMap((group) => group.trajectoryIds);
-    const firstRuns = new Map(await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)));
-
+    // Which group the controller admits first is its choice; the other two wait, re-checking.
+    const groupedIds = groups.flatMap((group) => group.trajectoryIds);
+    let queuedIds: string[] = [];
     await waitFor('plain trajectories mid-turn and queued ones re-checking under release 1', async () => {
-      const phases = await Promise.all(plainHandles.map((handle) => handle.query<{ phase: string }>('state')));
-      const rechecks = await Promise.all(queuedIds.map(async (id) => (await events(id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length));
-      return phases.every((state) => state.phase === 'generating') && rechecks.every((n) => n >= 2);
+      const phases = await Promise.all(plainHandles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
+      const grouped = await Promise.all(groupedIds.map(async (id) => ({
+        id,
+        phase: (await stack.client.workflow.getHandle(id).query<{ phase: string }>('state')).phase,
+        rechecks: (await events(id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
+      })));
+      queuedIds = grouped.filter((g) => g.phase === 'queued' && g.rechecks >= 2).map((g) => g.id);
+      return { done: phases.every((phase) => phase === 'generating') && queuedIds.length === 4, seen: { phases, grouped } };
     });
+    const firstRuns = new Map(await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)));
 
     // The deploy: release 1's worker goes, the current release's comes.
     await stopRelease1();
@@ -72,7 +79,7 @@ describe('deploying a release that changes the trajectory workflow', () => {
     // Queued trajectories now back off and continue as new after three re-checks of the new release.
     await waitFor('every queued trajectory to continue as new', async () => {
       const runs = await Promise.all(queuedIds.map(async (id) => (await stack.client.workflow.getHandle(id).describe()).runId));
-      return runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!));
+      return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen: runs };
     }, 90_000);
     for (let version = 1; version <= groups.length; version++) await publishPolicyVersion(stack.pool, version);
 
