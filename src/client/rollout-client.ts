@@ -11,6 +11,7 @@ import { failedResult } from '../rollout/run-rollouts.js';
 import { submitTrajectory } from '../rollout/submit.js';
 import { openDatabase } from '../store/database.js';
 import type { RolloutOptions } from '../trajectory/options.js';
+import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { connectClient, ensureSearchAttributes } from '../workers/temporal-connection.js';
 import type { TrajectoryRequest, TrajectoryResult } from '../workflows/trajectory-state.js';
 
@@ -89,15 +90,12 @@ export class RolloutClient {
   /**
    * Submits each problem as a group of `samples` trajectories. They wait for admission under the run's bound,
    * so submitting far ahead is fine. Resubmitting a group changes nothing and comes back as a duplicate.
+   * Every request is validated first: an invalid one throws `InvalidTrajectoryRequest` and nothing starts.
    */
   async submit(run: RunConfig, problems: readonly Problem[], options: SubmitOptions): Promise<SubmittedGroup[]> {
-    // The run exists before any workflow starts: a consumer can ask for it at once, and settings that
-    // contradict an existing run fail here rather than in every trajectory.
-    await ensureRun(this.pool, runConfigSchema.parse(run));
-    const groups: SubmittedGroup[] = [];
-    for (const problem of problems) {
+    const planned = problems.map((problem) => {
       const groupId = groupIdOf(run.runId, problem.qid, options.tag);
-      const requests = Array.from({ length: options.samples }, (_, sample): TrajectoryRequest => ({
+      const requests = Array.from({ length: options.samples }, (_, sample) => validateTrajectoryRequest({
         trajectoryId: `${groupId}/${sample}`,
         qid: problem.qid,
         ...(problem.taskId === undefined ? {} : { taskId: problem.taskId }),
@@ -107,8 +105,15 @@ export class RolloutClient {
         group: { run, groupId, size: options.samples, sample },
         ...(options.timeouts ? { timeouts: options.timeouts } : {}),
       }));
+      return { groupId, qid: problem.qid, requests };
+    });
+    // The run exists before any workflow starts: a consumer can ask for it at once, and settings that
+    // contradict an existing run fail here rather than in every trajectory.
+    await ensureRun(this.pool, runConfigSchema.parse(run));
+    const groups: SubmittedGroup[] = [];
+    for (const { groupId, qid, requests } of planned) {
       const started = await Promise.all(requests.map((request) => submitTrajectory(this.temporal, request)));
-      groups.push({ groupId, qid: problem.qid, trajectoryIds: requests.map((r) => r.trajectoryId), duplicate: started.every((s) => s.duplicate) });
+      groups.push({ groupId, qid, trajectoryIds: requests.map((r) => r.trajectoryId), duplicate: started.every((s) => s.duplicate) });
     }
     return groups;
   }

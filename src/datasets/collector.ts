@@ -1,5 +1,6 @@
 import type { LoadedDataset, Problem } from './problem.js';
 import { RowError } from './row-error.js';
+import { rowRequestProblem } from './row-request.js';
 import { parseRow } from './row.js';
 
 /**
@@ -33,20 +34,31 @@ export class RowCollector {
 
     const result = parseRow(row);
     if (!result.ok) {
-      this.errors.push(new RowError(this.file, line, result.message));
+      this.reject(line, result.message);
       return;
     }
     const { id, ...fields } = result.row;
     const qid = id ?? `${this.stem}-${line}`;
     const firstLine = this.qidLines.get(qid);
     if (firstLine !== undefined) {
-      this.errors.push(new RowError(this.file, line, `duplicate qid "${qid}" (first on line ${firstLine})`));
+      this.reject(line, `duplicate qid "${qid}" (first on line ${firstLine})`);
+      return;
+    }
+    const problem: Problem = { qid, problem: fields.problem, gold: fields.gold, source: fields.source };
+    if (fields.taskId !== undefined) problem.taskId = fields.taskId;
+    // A row that would fail at submission (or, worse, in the workflow) is a malformed row: skip it here.
+    const unusable = rowRequestProblem(problem);
+    if (unusable !== undefined) {
+      this.reject(line, unusable);
       return;
     }
     this.qidLines.set(qid, line);
-    const problem: Problem = { qid, problem: fields.problem, gold: fields.gold, source: fields.source };
-    if (fields.taskId !== undefined) problem.taskId = fields.taskId;
     this.problems.push(problem);
+  }
+
+  /** Records 1-based line `line` as skipped, and why; the file loader calls it for a line that is not UTF-8. */
+  reject(line: number, message: string): void {
+    this.errors.push(new RowError(this.file, line, message));
   }
 
   result(): LoadedDataset {

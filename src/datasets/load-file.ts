@@ -1,28 +1,31 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { byteLines } from './byte-lines.js';
 import { RowCollector } from './collector.js';
 import { DatasetNotFound } from './dataset-not-found.js';
 import type { DatasetOptions, LoadedDataset } from './problem.js';
+import { decodeLine } from './utf8-line.js';
 
 /**
  * Loads a JSONL dataset file line by line, so a large file is never held in memory whole. Malformed rows
- * come back as `errors`; only a missing or unreadable file throws (`DatasetNotFound`).
+ * (a line that is not UTF-8 included) come back as `errors`; only a missing or unreadable file throws
+ * (`DatasetNotFound`).
  */
 export async function loadDataset(path: string, options: DatasetOptions = {}): Promise<LoadedDataset> {
   const collector = new RowCollector(path, options.limit);
   const handle = await openDataset(path);
-  const input = handle.createReadStream({ encoding: 'utf8', autoClose: false });
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  // Bytes, not a utf8 stream: decoding a whole stream would turn invalid bytes into U+FFFD without a word.
+  const input = handle.createReadStream({ autoClose: false });
   let line = 0;
   try {
-    for await (const text of lines) {
+    for await (const bytes of byteLines(input)) {
       if (collector.full) break;
-      collector.add(text, ++line);
+      const decoded = decodeLine(bytes);
+      if (decoded.ok) collector.add(decoded.text, ++line);
+      else collector.reject(++line, decoded.message);
     }
   } catch (error) {
     throw new DatasetNotFound(path, errorCode(error), { cause: error });
   } finally {
-    lines.close();
     input.destroy();
     await handle.close();
   }

@@ -1,21 +1,28 @@
-/** How one trajectory is rolled out and scored. Defaults reproduce the seed (AReaL's MathMultiTurnAgent). */
-export interface RolloutOptions {
-  /** Turns per trajectory. The seed always runs all of them. */
-  turns: number;
-  /** Stop after the first correct turn (AReaL-lite behaviour); off in the seed. */
-  earlyStop: boolean;
-  /** γ in the returns-to-go R_t = r_t + γ·R_{t+1}. */
-  discount: number;
-  rewardScaling: number;
-  rewardBias: number;
-  /** Per-turn token budget, counted from the turn's start. */
-  maxNewTokens: number;
-  temperature: number;
-  /** `seed`: one sequence per turn repeating the history. `concat`: one sequence, AReaL-lite style. */
-  layout: PackingLayout;
-}
+import { z } from 'zod';
+import { problemLines, readableIssue, rule } from './schema-problems.js';
 
-export type PackingLayout = 'seed' | 'concat';
+/**
+ * How one trajectory is rolled out and scored, with the ranges the seed's semantics can mean. The one
+ * definition of these rules: `resolveRolloutOptions`, the request schema and its JSON Schema all use it.
+ */
+export const rolloutOptionsSchema = z.strictObject({
+  turns: z.number(rule('must be an integer in [1, 64]')).int().min(1).max(64)
+    .meta({ description: 'Turns per trajectory. The seed always runs all of them.', default: 5 }),
+  earlyStop: z.boolean(rule('must be true or false'))
+    .meta({ description: 'Stop after the first correct turn (AReaL-lite behaviour); off in the seed.', default: false }),
+  discount: z.number(rule('must be in (0, 1]')).gt(0).max(1)
+    .meta({ description: 'γ in the returns-to-go R_t = r_t + γ·R_{t+1}.', default: 1 }),
+  rewardScaling: z.number(rule('must be finite')).meta({ description: 'The scaling in r_t = ((success_t − 0.5)·2 − bias)·scaling.', default: 1 }),
+  rewardBias: z.number(rule('must be finite')).meta({ description: 'The bias in r_t = ((success_t − 0.5)·2 − bias)·scaling.', default: 0 }),
+  maxNewTokens: z.number(rule('must be a positive integer')).int().min(1)
+    .meta({ description: 'Per-turn token budget, counted from the turn\'s start.', default: 1024 }),
+  temperature: z.number(rule('must be >= 0')).min(0).meta({ description: 'Sampling temperature.', default: 1 }),
+  layout: z.enum(['seed', 'concat'], rule('must be "seed" or "concat"'))
+    .meta({ description: '`seed`: one sequence per turn repeating the history. `concat`: one sequence, AReaL-lite style.', default: 'seed' }),
+});
+
+export type RolloutOptions = z.output<typeof rolloutOptionsSchema>;
+export type PackingLayout = RolloutOptions['layout'];
 
 export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
   turns: 5,
@@ -28,19 +35,11 @@ export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
   layout: 'seed',
 };
 
-/** Fills defaults and rejects values the seed's semantics cannot mean. Throws a plain Error with the field. */
+/** Fills defaults and rejects values the seed's semantics cannot mean. Throws a plain Error naming each field. */
 export function resolveRolloutOptions(partial: Partial<RolloutOptions> = {}): RolloutOptions {
-  const options = { ...DEFAULT_ROLLOUT_OPTIONS, ...stripUndefined(partial) };
-  const problems: string[] = [];
-  if (!Number.isInteger(options.turns) || options.turns < 1 || options.turns > 64) problems.push(`turns must be an integer in [1, 64], got ${options.turns}`);
-  if (!(options.discount > 0 && options.discount <= 1)) problems.push(`discount must be in (0, 1], got ${options.discount}`);
-  if (!Number.isFinite(options.rewardScaling)) problems.push(`rewardScaling must be finite, got ${options.rewardScaling}`);
-  if (!Number.isFinite(options.rewardBias)) problems.push(`rewardBias must be finite, got ${options.rewardBias}`);
-  if (!Number.isInteger(options.maxNewTokens) || options.maxNewTokens < 1) problems.push(`maxNewTokens must be a positive integer, got ${options.maxNewTokens}`);
-  if (!(options.temperature >= 0)) problems.push(`temperature must be >= 0, got ${options.temperature}`);
-  if (options.layout !== 'seed' && options.layout !== 'concat') problems.push(`layout must be "seed" or "concat", got ${String(options.layout)}`);
-  if (problems.length > 0) throw new Error(`invalid rollout options: ${problems.join('; ')}`);
-  return options;
+  const parsed = rolloutOptionsSchema.safeParse({ ...DEFAULT_ROLLOUT_OPTIONS, ...stripUndefined(partial) }, { error: readableIssue });
+  if (!parsed.success) throw new Error(`invalid rollout options: ${problemLines(parsed.error.issues, 'options', ' ').join('; ')}`);
+  return parsed.data;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

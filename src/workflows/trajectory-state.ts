@@ -1,28 +1,11 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { VerdictStatus } from '../verifier/index.js';
-import type { GroupMembership } from '../admission/group-membership.js';
-import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
+import type { PackingLayout } from '../trajectory/options.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import type { FailureClass } from '../trajectory/failure.js';
 
 /** What a trainer or the CLI submits: one sample of one problem. The workflow id is the trajectory id. */
-export interface TrajectoryRequest {
-  trajectoryId: string;
-  qid: string;
-  taskId?: number;
-  problem: string;
-  /** Gold answers as the dataset stores them; any match counts. */
-  gold: string[];
-  options?: Partial<RolloutOptions>;
-  /**
-   * The group (samples of one prompt) and training run this trajectory belongs to. With it, the trajectory
-   * waits for admission under the run's staleness bound and is consumed with its group; the trajectory id
-   * must then be `<groupId>/<sample>`. Without it, the trajectory starts at once and is only exported.
-   */
-  group?: GroupMembership;
-  /** Overrides for activity timeouts, mostly for tests and slow servers. */
-  timeouts?: { generateHeartbeatSeconds?: number; generateStartToCloseSeconds?: number; admissionRecheckSeconds?: number };
-}
+export type { TrajectoryRequest } from '../trajectory/request.js';
 
 export interface TrajectoryResult {
   trajectoryId: string;

@@ -87,3 +87,48 @@ describe('a file of only malformed rows', () => {
     expect(errors.map((error) => error.line)).toEqual([1, 3, 4]);
   });
 });
+
+describe('a row whose trajectory request would be rejected is reported with file:line and skipped', () => {
+  it('a NUL character in the problem, which Postgres text cannot store', () => {
+    expect(rejection(JSON.stringify({ problem: 'p\u0000q', answer: '1' }))).toBe(
+      'data/set.jsonl:2: not a valid trajectory request: problem: must not contain NUL (U+0000), which Postgres text cannot store',
+    );
+  });
+
+  it('a NUL character in a gold answer', () => {
+    expect(rejection(JSON.stringify({ query_id: 'q', prompt: 'p', solutions: ['1', '\u00002'] }))).toBe(
+      'data/set.jsonl:2: not a valid trajectory request: gold[1]: must not contain NUL (U+0000), which Postgres text cannot store',
+    );
+  });
+
+  it('a qid that would make trajectory ids over the workflow id limit', () => {
+    expect(rejection(JSON.stringify({ problem: 'p', answer: '1', unique_id: 'ü'.repeat(450) }))).toBe(
+      'data/set.jsonl:2: not a valid trajectory request: qid: must be at most 400 UTF-8 bytes (so that `<run>/<qid>/<sample>` fits a workflow id), got 900',
+    );
+  });
+
+  it('a qid with a control character', () => {
+    expect(rejection(JSON.stringify({ query_id: 'a\tb', prompt: 'p', solutions: ['1'] }))).toBe(
+      'data/set.jsonl:2: not a valid trajectory request: qid: must not contain control characters (U+0000–U+001F, U+007F–U+009F)',
+    );
+  });
+
+  it('a row whose request would pass Temporal\'s 2 MB payload limit, though each field is under 1 MB', () => {
+    // 700,000 three-byte characters: 0.7 M characters, 2.1 MB of UTF-8.
+    expect(rejection(JSON.stringify({ problem: '€'.repeat(700_000), answer: '1' }))).toMatch(
+      /^data\/set\.jsonl:2: too large: its trajectory request would be about 21\d{5} bytes as JSON, over the 2096128-byte limit \(Temporal rejects payloads over 2 MiB\)$/,
+    );
+  });
+
+  it('a row just under the limit but without room for a group and options', () => {
+    // Two fields of 1 M characters, ~2,094,000 bytes of JSON: under the limit alone, over it with a group and options.
+    const answer = `${'y'.repeat(953_150)}${'€'.repeat(46_850)}`;
+    expect(rejection(JSON.stringify({ problem: 'x'.repeat(1_000_000), answer }))).toMatch(/^data\/set\.jsonl:2: too large: .* about 2098\d{3} bytes/);
+  });
+
+  it('keeps a row with a long problem that fits', () => {
+    const { problems, errors } = parseDatasetText(JSON.stringify({ problem: 'x'.repeat(1_000_000), answer: 'y'.repeat(1_000_000) }), 'big.jsonl');
+    expect(errors).toEqual([]);
+    expect(problems).toHaveLength(1);
+  });
+});

@@ -80,3 +80,28 @@ describe('an unreadable file', () => {
     await expect(loadDataset(dir)).rejects.toMatchObject({ name: 'DatasetNotFound', path: dir, code: 'EISDIR' });
   });
 });
+
+describe('a line that is not valid UTF-8', () => {
+  const good = (n: number) => JSON.stringify({ question: `What is ${n} + 1?`, answer: `#### ${n + 1}` });
+
+  it('is reported as file:line and skipped, instead of loading with U+FFFD in it', async () => {
+    const latin1 = Buffer.from(`${JSON.stringify({ problem: 'Combien coûte le café ?', answer: '2' })}\n`, 'latin1');
+    const path = join(dir, 'latin1.jsonl');
+    await writeFile(path, Buffer.concat([Buffer.from(`${good(1)}\n`), latin1, Buffer.from(`${good(3)}\n`)]));
+    const { problems, errors } = await loadDataset(path);
+    expect(problems.map((problem) => problem.qid)).toEqual(['latin1-1', 'latin1-3']);
+    expect(errors.map(String)).toEqual([`${path}:2: not valid UTF-8 (byte 0xFB at byte 23 of the line); re-encode the file as UTF-8`]);
+  });
+
+  it('keeps line numbers right for a CRLF split across read chunks', async () => {
+    // The stream reads 64 KiB at a time: put the CR of line 1 last in the first chunk and its LF first in the next.
+    const first = JSON.stringify({ problem: 'p'.repeat(65_535 - 27), answer: '1' });
+    expect(Buffer.byteLength(first)).toBe(65_535);
+    const text = `${first}\r\n${good(2)}\r\n\r\n${good(4)}`;
+    const path = await datasetFile('chunked.jsonl', text);
+    const loaded = await loadDataset(path);
+    expect(loaded.errors).toEqual([]);
+    expect(loaded.problems.map((problem) => problem.qid)).toEqual(['chunked-1', 'chunked-2', 'chunked-4']);
+    expect(loaded).toEqual(parseDatasetText(text, path));
+  });
+});

@@ -33,7 +33,7 @@ describe('resolveRolloutOptions', () => {
   });
 
   it('rejects an unknown layout, naming the field', () => {
-    expect(() => resolveRolloutOptions({ layout: 'x' as never })).toThrow(/layout must be "seed" or "concat", got x/);
+    expect(() => resolveRolloutOptions({ layout: 'x' as never })).toThrow(/layout must be "seed" or "concat", got "x"/);
   });
 
   it('reports every invalid field at once', () => {

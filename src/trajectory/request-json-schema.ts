@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { trajectoryRequestSchema } from './request.js';
+
+/** Where the generated JSON Schema is committed, relative to the repository root. */
+export const REQUEST_JSON_SCHEMA_PATH = 'docs/trajectory-request.schema.json';
+
+/**
+ * The JSON Schema of a trajectory request, as committed: the contract for clients in other languages.
+ * Byte limits, the group id rule and the payload size cannot be said in JSON Schema; they are in the
+ * descriptions, and the workflow enforces them.
+ */
+export function trajectoryRequestJsonSchema(): string {
+  const schema = z.toJSONSchema(trajectoryRequestSchema, { io: 'input', target: 'draft-2020-12' });
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
