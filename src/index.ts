@@ -10,3 +10,4 @@ export type { ExportedTrajectory } from './store/trajectory-export.js';
 export type { TrajectoryRequest, TrajectoryResult } from './workflows/trajectory-state.js';
 export type { Problem } from './datasets/index.js';
 export type { RolloutOptions } from './trajectory/options.js';
+export { InvalidTrajectoryRequest, trajectoryRequestSchema, validateTrajectoryRequest } from './trajectory/request.js';
