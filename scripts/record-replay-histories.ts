@@ -42,7 +42,11 @@ const continuedWhileQueued: Recording = async (stack, name) => {
   const groups = await client.submit(run, stack.problems.slice(4, 6), {
     samples: 1, rollout: { turns: 1 }, timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
   });
-  const queued = stack.client.workflow.getHandle(groups[1]!.trajectoryIds[0]!);
+  // The controller admits one of the two first (its choice); the other is the one to record.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const handles = groups.map((group) => stack.client.workflow.getHandle(group.trajectoryIds[0]!));
+  const phases = await Promise.all(handles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
+  const queued = handles[phases.indexOf('queued')]!;
   const firstRunId = (await queued.describe()).runId;
   const runs = new Set([firstRunId]);
   while (runs.size < 3) {

@@ -6,6 +6,7 @@ import type { CpuActivities, GpuActivities } from '../activities/index.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
+import { resolveTrajectoryTimeouts, type ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
 import type { TrajectoryIdentity } from '../store/trajectory-store.js';
@@ -32,10 +33,11 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   if ('invalid' in checked) return rejectInvalid(input, checked.invalid);
   const { request, options } = checked;
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
+  const timeouts = resolveTrajectoryTimeouts(request.timeouts);
   const gpu = proxyActivities<GpuActivities>({
     taskQueue: GPU_TASK_QUEUE,
-    startToCloseTimeout: `${request.timeouts?.generateStartToCloseSeconds ?? 1800}s`,
-    heartbeatTimeout: `${request.timeouts?.generateHeartbeatSeconds ?? 20}s`,
+    startToCloseTimeout: `${timeouts.generateStartToCloseSeconds}s`,
+    heartbeatTimeout: `${timeouts.generateHeartbeatSeconds}s`,
     retry: { ...retry, maximumAttempts: 20 },
   });
   const identity = { trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout };
@@ -49,7 +51,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     if (request.group) {
       state.phase = 'queued';
       const group = request.group;
-      const admission = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(request), continued);
+      const admission = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(timeouts), continued);
       if (admission !== 'admitted') return await continueAsNew<typeof trajectory>(request, admission.continueFrom);
       // A trajectory is born when it may start generating, not when it was queued.
       identity.birthTime = Date.now();
@@ -146,9 +148,8 @@ function failedTrajectory(trajectoryId: string, turn: number, turns: TurnRecord[
     { turns, failureType: failure.failureType, failureClass: failure.failureClass });
 }
 
-function recheckSchedule(request: TrajectoryRequest): RecheckSchedule {
-  const timeouts = request.timeouts;
-  return { firstSeconds: timeouts?.admissionRecheckSeconds ?? 60, maxSeconds: timeouts?.admissionRecheckMaxSeconds ?? 1800, perRun: timeouts?.admissionRechecksPerRun ?? 100 };
+function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule {
+  return { firstSeconds: timeouts.admissionRecheckSeconds, maxSeconds: timeouts.admissionRecheckMaxSeconds, perRun: timeouts.admissionRechecksPerRun };
 }
 
 function reportProgress(turns: TurnRecord[], total: number): void {
