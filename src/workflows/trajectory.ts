@@ -19,8 +19,9 @@ import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type Traject
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
-// Quick CPU work. Twenty attempts ride out a Postgres restart of several minutes before the trajectory fails.
-const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '1m', retry: { ...retry, maximumAttempts: 20 } });
+// Quick CPU work. What cannot succeed fails typed and non-retryable (a rejected row, a verifier error); what is
+// left is a lost connection or worker, retried for as long as it takes: a Postgres outage delays, it never fails.
+const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '1m', retry });
 // A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
 const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '2m', retry });
 
