@@ -163,7 +163,9 @@ describe('bad submissions', () => {
     });
     await expect(handle.result()).rejects.toThrow(/failed/);
     const [row] = await stack.exported('dup/odd-id', { includeFailed: true });
-    expect(row!.error).toMatch(/trajectory id dup\/odd-id must be "<groupId>\/<sample>"/);
+    // The request schema catches it before the trajectory joins any group.
+    expect(row!.error).toMatch(/trajectoryId: must be "<groupId>\/<sample>" \(dup\/sample-33\/0\)/);
+    expect(row).toMatchObject({ failure_type: 'InvalidRequest', failure_class: 'data' });
   });
 });
 
