@@ -186,7 +186,8 @@ let exitCode = 1;
 try {
   exitCode = await main();
 } catch (error) {
-  say(`failed: ${(error as Error).stack ?? String(error)}${fleet?.crashes.length ? `\ncrashed processes: ${fleet.crashes.join('\n')}` : ''}`);
+  // After Ctrl-C the loop fails on the closed pool: that is the stop, not a finding.
+  if (!cleaning) say(`failed: ${(error as Error).stack ?? String(error)}${fleet?.crashes.length ? `\ncrashed processes: ${fleet.crashes.join('\n')}` : ''}`);
 } finally {
   await cleanup();
 }
