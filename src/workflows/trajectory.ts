@@ -19,11 +19,13 @@ import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type Traject
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
-// Quick CPU work. What cannot succeed fails typed and non-retryable (a rejected row, a verifier error); what is
-// left is a lost connection or worker, retried for as long as it takes: a Postgres outage delays, it never fails.
-const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '1m', retry });
+// Quick CPU work (milliseconds; a verifier check has a 3 s budget). What cannot succeed fails typed and
+// non-retryable (a rejected row, a verifier error); what is left is a lost connection or worker, retried for as
+// long as it takes: a Postgres outage delays, it never fails. The start-to-close timeout is how soon a killed CPU
+// worker's tasks move to another worker, so it is short: a retry is harmless, every step is idempotent.
+const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '20s', retry });
 // A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
-const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '2m', retry });
+const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
 
 /**
  * One trajectory: a math problem answered for up to N turns, each verified and answered with feedback.
