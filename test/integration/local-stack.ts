@@ -10,8 +10,8 @@ import { createBackend } from '../../src/policy/backend-config.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
-import { startEmbeddedPostgres } from '../../src/stack/embedded-postgres.js';
-import { freePort, PortTaken } from '../../src/stack/free-port.js';
+import { startEmbeddedPostgresOnFreePort } from '../../src/stack/embedded-postgres.js';
+import { freePort } from '../../src/stack/free-port.js';
 import { startTemporalDevServer } from '../../src/stack/temporal-dev-server.js';
 import { openDatabase } from '../../src/store/database.js';
 import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
@@ -57,7 +57,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
   try {
     const temporal = await startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: await freePort(), headless: true });
     stops.push(temporal.stop);
-    const postgres = await startPostgresOnFreePort(stateDir);
+    const postgres = await startEmbeddedPostgresOnFreePort(stateDir);
     stops.push(postgres.stop);
     const pool = await openDatabase(postgres.url);
     stops.push(() => pool.end());
@@ -104,19 +104,5 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
   } catch (error) {
     await stop();
     throw error;
-  }
-}
-
-/**
- * Test files start stacks in parallel: a port found free can be taken (by another file's server) before
- * Postgres binds it. Such a clash is retried on another port; anything else fails at once.
- */
-async function startPostgresOnFreePort(stateDir: string, attempts = 3): ReturnType<typeof startEmbeddedPostgres> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startEmbeddedPostgres(stateDir, await freePort());
-    } catch (error) {
-      if (!(error instanceof PortTaken) || attempt === attempts) throw error;
-    }
   }
 }

@@ -2,8 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
-import { startEmbeddedPostgres } from '../../src/stack/embedded-postgres.js';
-import { freePort, PortTaken } from '../../src/stack/free-port.js';
+import { startEmbeddedPostgresOnFreePort } from '../../src/stack/embedded-postgres.js';
 import { openDatabase } from '../../src/store/database.js';
 
 /** A real, migrated Postgres for store tests that need no Temporal: the test stack's database, alone. */
@@ -17,7 +16,7 @@ export async function startTestDatabase(): Promise<TestDatabase> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-store-test-'));
   await chmod(stateDir, 0o755);
   try {
-    const postgres = await startOnFreePort(stateDir);
+    const postgres = await startEmbeddedPostgresOnFreePort(stateDir);
     const pool = await openDatabase(postgres.url).catch(async (error) => {
       await postgres.stop();
       throw error;
@@ -33,16 +32,5 @@ export async function startTestDatabase(): Promise<TestDatabase> {
   } catch (error) {
     await rm(stateDir, { recursive: true, force: true });
     throw error;
-  }
-}
-
-/** A port found free can be taken by a parallel test file's server before Postgres binds it: try another. */
-async function startOnFreePort(stateDir: string, attempts = 3): ReturnType<typeof startEmbeddedPostgres> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startEmbeddedPostgres(stateDir, await freePort());
-    } catch (error) {
-      if (!(error instanceof PortTaken) || attempt === attempts) throw error;
-    }
   }
 }
