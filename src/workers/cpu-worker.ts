@@ -13,6 +13,12 @@ export interface CpuWorkerDeps {
   tokenizer: ModelTokenizer;
   verifier: VerifierPool;
   taskQueue?: string;
+  /**
+   * Trajectory workflows kept in memory between their steps (about 1.5 MB each). The SDK's default sizes the
+   * cache to the heap (over 2,000 on a 4 GB heap): with thousands of trajectories queued for admission, the
+   * worker's memory then grows by gigabytes. An evicted trajectory replays its short history on its next step.
+   */
+  maxCachedWorkflows?: number;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
   workflowBundle?: WorkflowBundle;
 }
@@ -26,5 +32,6 @@ export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
     workflowBundle: deps.workflowBundle ?? await workflowBundle(),
     activities: createCpuActivities(deps),
     maxConcurrentActivityTaskExecutions: 64,
+    maxCachedWorkflows: deps.maxCachedWorkflows,
   });
 }
