@@ -53,16 +53,17 @@ const DEFAULTS: SoakSettings = {
 };
 
 /**
- * The re-check schedule, scaled to the run: the first re-check after trajectories/40 seconds (at least 2), doubling
- * to 8 times that, and a continue-as-new after every re-check. A queued run that re-checks once and continues costs
+ * The re-check schedule, scaled to the run: the first re-check after trajectories/10 seconds (at least 2), doubling
+ * to 4 times that, and a continue-as-new after every re-check. A queued run that re-checks once and continues costs
  * ~16 history events, a fifth of a whole 2-turn trajectory, and the Temporal dev server is the bottleneck of this
- * stack (about one core, ~350 events/s on two cores): a fixed short schedule (2 s doubling to 30 s) would make
- * 10,000 queued trajectories re-check ~300 times a second, far more than the stack processes. Scaled, a run's
- * shape is the same at any size (at 1,000: 0.6 continue-as-new per trajectory, up to 2, ~11% of all events).
+ * stack (about one core, ~350 events/s on two cores). Everything is submitted at once, so the first re-checks come
+ * in one wave (spread ±20% by the workflow): at trajectories/40 s that wave asked the server for about three times
+ * what it processes and stalled the run for minutes. Scaled this way, most queued trajectories re-check and
+ * continue as new once or twice, and a run's shape is the same at any size.
  */
 export function recheckFor(trajectories: number): SoakSettings['recheck'] {
-  const firstSeconds = Math.max(2, Math.round(trajectories / 40));
-  return { firstSeconds, maxSeconds: 8 * firstSeconds, perRun: 1 };
+  const firstSeconds = Math.max(2, Math.round(trajectories / 10));
+  return { firstSeconds, maxSeconds: 4 * firstSeconds, perRun: 1 };
 }
 
 /**

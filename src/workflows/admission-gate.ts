@@ -37,9 +37,18 @@ export async function awaitAdmission(
     if (status === 'cancelled') throw ApplicationFailure.nonRetryable('the group was cancelled before it was admitted', 'GroupCancelled');
     // A wait recorded by release 1 replays with its fixed interval; from the first live re-check on, it backs off.
     const backoff = patched(Patch.AdmissionBackoff);
-    const seconds = backoff ? Math.min(schedule.maxSeconds, schedule.firstSeconds * 2 ** Math.min(recheck, 30)) : schedule.firstSeconds;
+    const seconds = backoff ? recheckSeconds(schedule, recheck) : schedule.firstSeconds;
     if (await condition(() => signalled, `${seconds}s`)) return 'admitted';
     // The next run's first step is the re-check this one would have made.
     if (backoff && (inThisRun >= schedule.perRun || workflowInfo().continueAsNewSuggested)) return { continueFrom: { recheck: recheck + 1 } };
   }
+}
+
+/**
+ * The wait before re-check n: doubling from the first to the cap, spread ±20% at random (deterministic: the
+ * workflow's seeded Math.random), so that thousands of trajectories submitted together do not re-check together.
+ */
+function recheckSeconds(schedule: RecheckSchedule, recheck: number): number {
+  const backedOff = Math.min(schedule.maxSeconds, schedule.firstSeconds * 2 ** Math.min(recheck, 30));
+  return Math.max(0.001, Math.round(backedOff * (0.8 + 0.4 * Math.random()) * 1000) / 1000);
 }
