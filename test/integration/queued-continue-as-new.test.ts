@@ -19,19 +19,22 @@ afterAll(async () => {
 describe('a trajectory queued for admission', () => {
   it('continues as new several times while it waits, then completes with exactly one result', { timeout: 120_000 }, async () => {
     const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-    // One group at a time and no version published: the second group waits until version 1 appears.
+    // One group at a time and no version published: one of the two waits until version 1 appears.
     const run = { runId: 'can', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
     const groups = await client.submit(run, stack.problems.slice(0, 2), {
       samples: 2, rollout: { turns: 2 }, timeouts: { admissionRecheckSeconds: 0.5, admissionRecheckMaxSeconds: 1, admissionRechecksPerRun: 2 },
     });
-    const waiting = groups[1]!.trajectoryIds.map((id) => stack.client.workflow.getHandle(id));
-    const runs = waiting.map(() => new Set<string>());
+    // The controller admits one of the two (its choice); the other's members wait, continuing as new.
+    const handles = groups.map((group) => group.trajectoryIds.map((id) => stack.client.workflow.getHandle(id)));
+    const runs = handles.map((members) => members.map(() => new Set<string>()));
     const deadline = Date.now() + 60_000;
-    while (runs.some((ids) => ids.size < 4)) {
-      if (Date.now() > deadline) throw new Error(`runs seen: ${runs.map((ids) => ids.size).join(', ')}`);
-      for (const [i, handle] of waiting.entries()) runs[i]!.add((await handle.describe()).runId);
+    const waitingGroup = () => runs.findIndex((members) => members.every((ids) => ids.size >= 4));
+    while (waitingGroup() < 0) {
+      if (Date.now() > deadline) throw new Error(`runs seen: ${runs.map((members) => members.map((ids) => ids.size).join(', ')).join(' | ')}`);
+      for (const [g, members] of handles.entries()) for (const [m, handle] of members.entries()) runs[g]![m]!.add((await handle.describe()).runId);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    const waiting = handles[waitingGroup()]!;
     // Still queued, still a member of its group, history of each run small.
     const { rows: members } = await stack.pool.query("SELECT count(*)::int AS n FROM rollout_members WHERE trajectory_id LIKE 'can/%'");
     expect(members[0].n).toBe(4);
