@@ -17,6 +17,7 @@ export function simPolicyCommand(): Command {
     .option('--tokens-per-second <n>', 'decode speed per request', finiteNumber)
     .option('--reasoning-tokens <n>', 'mean reasoning length', positiveInt)
     .option('--seed <n>', 'seed for repeatable answers', positiveInt)
+    .option('--seed-per-request', 'with --seed: draw each answer from the seed and the request id, whatever the arrival order')
     .action(async (flags) => {
       const tokenizer = await loadModelTokenizer(loadConfig().tokenizerDir);
       const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(await loadProblems(flags.dataset)), {
@@ -26,6 +27,7 @@ export function simPolicyCommand(): Command {
         ...(flags.tokensPerSecond === undefined ? {} : { tokensPerSecond: flags.tokensPerSecond }),
         ...(flags.reasoningTokens === undefined ? {} : { reasoningTokens: flags.reasoningTokens }),
         ...(flags.seed === undefined ? {} : { seed: flags.seed }),
+        ...(flags.seedPerRequest ? { seedPerRequest: true } : {}),
       }, { port: flags.port });
       process.stdout.write(`simulated policy at ${policy.url}\n`);
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);

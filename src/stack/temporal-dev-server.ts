@@ -9,6 +9,8 @@ import { findTemporalCli, TemporalCliNotFound } from './temporal-cli.js';
 export interface TemporalDevServer {
   address: string;
   uiUrl: string | undefined;
+  /** The server's process, where this process started one (benchmarks read its CPU time). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -42,7 +44,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const address = `127.0.0.1:${options.port}`;
   await waitUntilServing(child, address, cli);
-  return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${uiPort}`, stop: () => stopProcess(child) };
+  return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${uiPort}`, pid: child.pid, stop: () => stopProcess(child) };
 }
 
 /** Last resort where no binary was found: the SDK downloads the CLI (this needs the internet). */

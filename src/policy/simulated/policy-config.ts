@@ -19,6 +19,11 @@ export interface SimulatedPolicyConfig {
   incrementalStreamingOutput?: boolean;
   /** Seed for the answer and fault draws; unseeded draws differ run to run, as real sampling does. */
   seed?: number;
+  /**
+   * Draw each answer from the seed and the request id alone, not from the order requests arrive in: two runs
+   * that send the same request ids get the same answers (the overhead benchmark compares two systems this way).
+   */
+  seedPerRequest?: boolean;
 }
 
 export const DEFAULT_SIMULATED_POLICY: Omit<SimulatedPolicyConfig, 'faults'> = {
@@ -45,4 +50,11 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A generator for one request: the seed mixed with an FNV-1a hash of the request id. */
+export function requestRandom(seed: number, requestId: string): () => number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < requestId.length; i++) hash = Math.imul(hash ^ requestId.charCodeAt(i), 0x01000193);
+  return seededRandom((seed ^ hash) >>> 0);
 }

@@ -5,7 +5,7 @@ import { drawFault, faultSchema, type Faults } from './faults.js';
 import { AnswerBook, simulateGeneration, type SimulatedGeneration } from './generation.js';
 import { LiveStreams } from './live-streams.js';
 import { emptyStats, recordRequest, type SimulatedPolicyStats, type SimulatedRequestRecord } from './policy-stats.js';
-import { seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
+import { requestRandom, seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
 import { abortRequest, contextTooLong, generateRequest, updateWeightsRequest } from './protocol.js';
 import { readBody, reply, sleepUnlessClosed } from './http-io.js';
 import { streamGeneration } from './stream-response.js';
@@ -107,7 +107,7 @@ export async function startSimulatedPolicy(
     }
     stats.inFlight += 1;
     try {
-      const generation = simulateGeneration(tokenizer, book, config, inputIds, sampling.max_new_tokens, random);
+      const generation = simulateGeneration(tokenizer, book, config, inputIds, sampling.max_new_tokens, config.seedPerRequest && config.seed !== undefined ? requestRandom(config.seed, rid) : random);
       if (stream) return await streamed(generation, inputIds.length, fault === 'drop', record, response);
       await whole(generation, inputIds.length, fault === 'drop', record, response);
     } finally {
