@@ -39,7 +39,7 @@ describe('simulated policy streaming wire protocol', () => {
   });
 
   it('reports the context window in /get_model_info', async () => {
-    const info = await (await fetch(`${policy.url}/get_model_info`)).json();
+    const info = await (await fetch(`${policy.url}/get_model_info`)).json() as { context_length: number };
     expect(info.context_length).toBe(DEFAULT_SIMULATED_POLICY.contextWindow);
   });
 
