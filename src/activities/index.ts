@@ -3,17 +3,22 @@ import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { appendFeedbackActivity } from './append-feedback.js';
+import { environmentStepActivity } from './environment-step.js';
 import { generateActivity } from './generate.js';
 import { joinGroupActivity } from './join-group.js';
 import { persistFailureActivity, persistTrajectoryActivity } from './persist.js';
 import { tokenizePromptActivity } from './tokenize-prompt.js';
 import { verifyActivity } from './verify.js';
 
-/** Activities of the CPU worker: everything but generation. */
+/**
+ * Activities of the CPU worker: everything but generation. Since release 3 the workflow runs them as local
+ * activities; `verify` and `appendFeedback` stay for trajectories that started under release 2.
+ */
 export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool }) {
   return {
     joinGroupForAdmission: joinGroupActivity(deps.pool),
     tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
+    environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, deps.verifier),
     verify: verifyActivity(deps.pool, deps.tokenizer, deps.verifier),
     appendFeedback: appendFeedbackActivity(deps.pool, deps.tokenizer),
     persistTrajectory: persistTrajectoryActivity(deps.pool),

@@ -85,6 +85,18 @@ export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: nu
     [trajectoryId, turn, encodeInt32(ids), storableText(text)]);
 }
 
+/** A turn's verdict and the feedback that follows it, in one statement (the environment step's one write). */
+export async function saveVerdictAndFeedback(
+  pool: pg.Pool, trajectoryId: string, turn: number,
+  verdict: { answerText: string; extracted: string | null; status: string }, feedback: { ids: readonly number[]; text: string },
+): Promise<void> {
+  await pool.query(
+    `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, updated_at = now()
+     WHERE trajectory_id = $1 AND turn = $2`,
+    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status, encodeInt32(feedback.ids), storableText(feedback.text)],
+  );
+}
+
 /** Everything persist needs of one trajectory's turns, in turn order. */
 export interface StoredTurn {
   turn: number;

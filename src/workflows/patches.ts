@@ -14,4 +14,10 @@ export const Patch = {
    * Checked at every re-check, so a trajectory queued under release 1 switches over once a release-2 worker runs it.
    */
   AdmissionBackoff: 'admission-backoff',
+  /**
+   * The CPU steps run as local activities on the worker that runs the workflow, and verify + feedback are one
+   * environment step: a 5-turn trajectory takes 6 activity tasks instead of 17. Checked once per run, at its
+   * start: a run started under release 2 finishes the release-2 way. Release 3.
+   */
+  LocalSteps: 'local-steps',
 } as const;

@@ -1,8 +1,9 @@
 import {
-  ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, setCurrentDetails,
+  ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, proxyLocalActivities, setCurrentDetails,
   setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
+import type { EnvironmentStepInput, EnvironmentStepResult } from '../activities/environment-step.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
@@ -26,6 +27,10 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '20s', retry });
 // A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
 const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
+// Since release 3 the same steps run as local activities: in the worker that runs the workflow, recorded as one
+// marker event each, with no task queue round trip. Every step is idempotent, so a re-run after a crash is harmless.
+const local = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '20s', retry });
+const localStore = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '30s', retry });
 
 /**
  * One trajectory: a math problem answered for up to N turns, each verified and answered with feedback.
@@ -35,6 +40,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const checked = checkRequest(input);
   if ('invalid' in checked) return rejectInvalid(input, checked.invalid);
   const { request, options } = checked;
+  const steps = patched(Patch.LocalSteps) ? { cpu: local, store: localStore } : { cpu, store };
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
   const timeouts = resolveTrajectoryTimeouts(request.timeouts);
   const gpu = proxyActivities<GpuActivities>({
@@ -54,14 +60,14 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     if (request.group) {
       state.phase = 'queued';
       const group = request.group;
-      const admission = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(timeouts), continued);
+      const admission = await awaitAdmission(() => steps.cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(timeouts), continued);
       if (admission !== 'admitted') return await continueAsNew<typeof trajectory>(request, admission.continueFrom);
       // A trajectory is born when it may start generating, not when it was queued.
       identity.birthTime = Date.now();
       state.phase = 'tokenizing';
       upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
     }
-    let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
+    let { promptLen: contextLen } = await steps.cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
@@ -71,11 +77,10 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
         break;
       }
       state.phase = 'verifying';
-      const verdict = await cpu.verify({ trajectoryId: request.trajectoryId, turn, gold: request.gold });
-      state.phase = 'feedback';
-      const feedback = await cpu.appendFeedback({ trajectoryId: request.trajectoryId, turn, success: verdict.success, outputHadEos: !stoppedWithoutEos(output.finishReason) });
-      turns.push({ turn, contextLen, ...output, verdict: verdict.status, success: verdict.success, feedbackLen: feedback.feedbackLen });
-      contextLen += output.outputLen + feedback.feedbackLen;
+      const stepInput = { trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason) };
+      const verdict = steps.cpu === local ? await local.environmentStep(stepInput) : await releaseTwoStep(stepInput, state);
+      turns.push({ turn, contextLen, ...output, verdict: verdict.status, success: verdict.success, feedbackLen: verdict.feedbackLen });
+      contextLen += output.outputLen + verdict.feedbackLen;
 
       Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: verdict.answerTail, lastPredicted: verdict.predicted, policyVersion: output.versionEnd });
       reportProgress(turns, options.turns);
@@ -88,7 +93,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
     const rewards = returnsToGo(rawRewards, options.discount);
     state.phase = 'persisting';
-    await store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
+    await steps.store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
     state.phase = 'completed';
     upsertSearchAttributes([{ key: STATUS, value: 'completed' }]);
     return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
@@ -119,6 +124,14 @@ function checkRequest(input: TrajectoryRequest): { request: TrajectoryRequest; o
   } catch (error) {
     return { invalid: ApplicationFailure.nonRetryable((error as Error).message, FailureType.InvalidRequest) };
   }
+}
+
+/** Release 2 verified and appended the feedback as two activities on the CPU task queue. */
+async function releaseTwoStep(input: EnvironmentStepInput, state: TrajectoryState): Promise<EnvironmentStepResult> {
+  const verdict = await cpu.verify(input);
+  state.phase = 'feedback';
+  const feedback = await cpu.appendFeedback({ trajectoryId: input.trajectoryId, turn: input.turn, success: verdict.success, outputHadEos: input.outputHadEos });
+  return { ...verdict, feedbackLen: feedback.feedbackLen };
 }
 
 function releaseOneOptions(request: TrajectoryRequest): RolloutOptions {

@@ -1,0 +1,32 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { stopProcess } from '../../src/stack/temporal-dev-server.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+export interface RatchetProcess {
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `ratchet <args>` (the compiled CLI, as an operator runs it) in its own process and waits for the line
+ * that says it is ready, so that its CPU time is its own and can be measured apart.
+ */
+export async function startRatchetProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<RatchetProcess> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-4000);
+      if (ready.test(output)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`ratchet ${args.join(' ')} exited with ${code}: ${output}`)));
+  });
+  // Keep draining its output so it never blocks on a full pipe.
+  child.stdout.resume();
+  child.stderr.resume();
+  return { pid: child.pid!, stop: () => stopProcess(child) };
+}
