@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { withSecretFiles } from './secrets/secret-files.js';
 
 const flag = z.enum(['true', 'false', '1', '0', '']).optional().transform((value) => value === 'true' || value === '1');
 const optionalText = z.string().optional().transform((value) => (value ? value : undefined));
@@ -13,6 +14,7 @@ const environment = z.object({
   RATCHET_STATE_DIR: z.string().min(1).default('.ratchet'),
   RATCHET_TOKENIZER: optionalText,
   RATCHET_POLICY_URL: optionalText,
+  RATCHET_POLICY_API_KEY: optionalText,
   RATCHET_POLICY_BACKEND: z.enum(['sglang', 'vllm']).default('sglang'),
   RATCHET_GPU_SLOTS: z.coerce.number().int().positive().default(32),
   RATCHET_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
@@ -25,14 +27,32 @@ const environment = z.object({
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
+/** Values never echoed back in a configuration error. */
+const SECRET_VARIABLES = new Set(['DATABASE_URL', 'TEMPORAL_API_KEY', 'RATCHET_POLICY_API_KEY', 'RATCHET_POLICY_URL']);
+
+/** An environment variable holds a value Ratchet cannot use; the message names the variable and what it expects. */
+export class InvalidConfiguration extends Error {
+  override readonly name = 'InvalidConfiguration';
+}
+
 /** Ratchet's configuration, from the environment. Unset addresses mean "start the embedded part". */
 export type RatchetConfig = ReturnType<typeof loadConfig>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env) {
+  let env: NodeJS.ProcessEnv;
+  try {
+    env = withSecretFiles(rawEnv);
+  } catch (error) {
+    throw new InvalidConfiguration(`invalid configuration: ${(error as Error).message}`);
+  }
   const parsed = environment.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-    throw new Error(`invalid configuration: ${problems}`);
+    const problems = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.');
+      const given = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
+      return `${name}: ${issue.message}${given}`;
+    }).join('; ');
+    throw new InvalidConfiguration(`invalid configuration: ${problems}`);
   }
   const values = parsed.data;
   return {
@@ -42,6 +62,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     tokenizerDir: values.RATCHET_TOKENIZER,
     policyUrl: values.RATCHET_POLICY_URL,
     policyBackend: values.RATCHET_POLICY_BACKEND,
+    /** Sent as `Authorization: Bearer` to the inference server (SGLang and vLLM `--api-key`); never printed. */
+    policyApiKey: values.RATCHET_POLICY_API_KEY,
     gpuSlots: values.RATCHET_GPU_SLOTS,
     heartbeatIntervalMs: values.RATCHET_HEARTBEAT_INTERVAL_MS,
     workflowCache: values.RATCHET_WORKFLOW_CACHE,

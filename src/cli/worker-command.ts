@@ -31,7 +31,7 @@ export function workerCommand(): Command {
           await worker.run();
         } else {
           const gpu = await startGpuWorkerService({
-            connection, namespace, pool, databaseUrl: config.databaseUrl, backend: createBackend(config.policyBackend, config.policyUrl!),
+            connection, namespace, pool, databaseUrl: config.databaseUrl, backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey),
             slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
           });
           for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void gpu.stop());

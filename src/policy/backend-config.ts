@@ -7,7 +7,7 @@ import { VllmBackend } from './vllm-backend.js';
 export const backendKind = z.enum(['sglang', 'vllm']);
 export type BackendKind = z.infer<typeof backendKind>;
 
-/** The backend for a server of `kind` at `url`. */
-export function createBackend(kind: BackendKind, url: string): InferenceBackend {
-  return kind === 'vllm' ? new VllmBackend(url) : new SglangBackend(url);
+/** The backend for a server of `kind` at `url`; `apiKey` (RATCHET_POLICY_API_KEY) goes as a bearer token on every request. */
+export function createBackend(kind: BackendKind, url: string, apiKey?: string): InferenceBackend {
+  return kind === 'vllm' ? new VllmBackend(url, { apiKey }) : new SglangBackend(url, { apiKey });
 }

@@ -89,9 +89,9 @@ export function describeNetworkError(error: unknown): string {
 }
 
 /** `GET /health` answered 200 within two seconds (both SGLang and vLLM serve it). */
-export async function answersHealthy(baseUrl: string): Promise<boolean> {
+export async function answersHealthy(baseUrl: string, headers: Record<string, string> = {}): Promise<boolean> {
   try {
-    const response = await send(`${baseUrl}/health`, { method: 'GET' }, AbortSignal.timeout(2_000));
+    const response = await send(`${baseUrl}/health`, { method: 'GET', headers }, AbortSignal.timeout(2_000));
     await response.body?.cancel();
     return response.status === 200;
   } catch {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
 import { PolicyProtocolError, PolicyRejectedRequest } from './policy-errors.js';
 import { answersHealthy, parseJson, requestJson } from './policy-http.js';
+import { policyServerAddress } from './server-credentials.js';
 import { SglangStreamDecoder } from './sglang-stream-decoder.js';
 import { runTokenStream } from './token-stream.js';
 
@@ -23,10 +24,12 @@ const updateResult = z.object({ success: z.boolean(), message: z.string().defaul
 export class SglangBackend implements InferenceBackend {
   readonly kind = 'sglang' as const;
   readonly url: string;
+  /** `Authorization` for a server started with `--api-key`: sent on every request, never part of a message. */
+  private readonly headers: Record<string, string>;
   private contextLength: Promise<number> | undefined;
 
-  constructor(url: string) {
-    this.url = url.replace(/\/+$/, '');
+  constructor(url: string, options: { apiKey?: string } = {}) {
+    ({ url: this.url, headers: this.headers } = policyServerAddress(url, options.apiKey));
   }
 
   async generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
@@ -43,6 +46,7 @@ export class SglangBackend implements InferenceBackend {
           stream: true,
           rid: request.requestId,
         },
+        headers: this.headers,
         signal: request.signal,
         onData: (data) => {
           const decoded = decoder.decode(parseJson(url, data));
@@ -60,11 +64,11 @@ export class SglangBackend implements InferenceBackend {
 
   /** `POST /abort_request {rid}`: the request's stream then ends with finish_reason `abort`. */
   async abort(requestId: string): Promise<void> {
-    await requestJson(`${this.url}/abort_request`, { method: 'POST', json: { rid: requestId } }, z.unknown(), 5_000);
+    await requestJson(`${this.url}/abort_request`, { method: 'POST', headers: this.headers, json: { rid: requestId } }, z.unknown(), 5_000);
   }
 
   health(): Promise<boolean> {
-    return answersHealthy(this.url);
+    return answersHealthy(this.url, this.headers);
   }
 
   /**
@@ -73,11 +77,12 @@ export class SglangBackend implements InferenceBackend {
    * mixes two versions; `weight_version` is what later chunks report in `meta_info.weight_version`.
    */
   async updateWeights(version: number, weightsPath?: string): Promise<void> {
-    const modelPath = weightsPath ?? (await requestJson(`${this.url}/get_model_info`, { method: 'GET' }, modelInfo)).model_path;
+    const modelPath = weightsPath ?? (await requestJson(`${this.url}/get_model_info`, { method: 'GET', headers: this.headers }, modelInfo)).model_path;
     const url = `${this.url}/update_weights_from_disk`;
     // Loading a checkpoint takes as long as the disk does; an hour bounds a wedged server, not a slow one.
     const result = await requestJson(url, {
       method: 'POST',
+      headers: this.headers,
       json: { model_path: modelPath, abort_all_requests: true, weight_version: String(version) },
     }, updateResult, 3_600_000);
     if (!result.success) throw new PolicyRejectedRequest(url, 200, `weight update to version ${version} failed: ${result.message}`);
@@ -92,12 +97,12 @@ export class SglangBackend implements InferenceBackend {
   }
 
   private async readContextWindow(): Promise<number> {
-    const info = await requestJson(`${this.url}/get_model_info`, { method: 'GET' }, modelInfo, 10_000);
+    const info = await requestJson(`${this.url}/get_model_info`, { method: 'GET', headers: this.headers }, modelInfo, 10_000);
     if (info.context_length) return info.context_length;
-    const models = await requestJson(`${this.url}/v1/models`, { method: 'GET' }, modelList, 10_000).catch(() => undefined);
+    const models = await requestJson(`${this.url}/v1/models`, { method: 'GET', headers: this.headers }, modelList, 10_000).catch(() => undefined);
     const fromModels = models?.data[0]?.max_model_len;
     if (fromModels) return fromModels;
-    const server = await requestJson(`${this.url}/get_server_info`, { method: 'GET' }, serverInfo, 10_000);
+    const server = await requestJson(`${this.url}/get_server_info`, { method: 'GET', headers: this.headers }, serverInfo, 10_000);
     if (server.context_length) return server.context_length;
     throw new PolicyProtocolError(this.url, 'neither /get_model_info, /v1/models nor /get_server_info reports a context length');
   }

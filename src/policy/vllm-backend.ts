@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
 import { PolicyProtocolError, PolicyUnavailable } from './policy-errors.js';
 import { answersHealthy, failureFor, parseJson, requestJson, send } from './policy-http.js';
+import { policyServerAddress } from './server-credentials.js';
 import { runTokenStream } from './token-stream.js';
 import { decodeVllmChunk } from './vllm-stream-decoder.js';
 
@@ -20,12 +21,14 @@ const modelList = z.object({
 export class VllmBackend implements InferenceBackend {
   readonly kind = 'vllm' as const;
   readonly url: string;
+  /** `Authorization` for a server started with `--api-key`: sent on every request, never part of a message. */
+  private readonly headers: Record<string, string>;
   private model: Promise<{ id: string; maxModelLen: number | undefined }> | undefined;
   /** In-flight requests by our request id: aborting one ends its stream with `abort`. */
   private readonly interrupts = new Map<string, AbortController>();
 
-  constructor(url: string) {
-    this.url = url.replace(/\/+$/, '');
+  constructor(url: string, options: { apiKey?: string } = {}) {
+    ({ url: this.url, headers: this.headers } = policyServerAddress(url, options.apiKey));
   }
 
   async generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
@@ -47,7 +50,7 @@ export class VllmBackend implements InferenceBackend {
           stream: true,
         },
         // Names the request in vLLM's logs (used as its id with --enable-request-id-headers).
-        headers: { 'x-request-id': request.requestId },
+        headers: { ...this.headers, 'x-request-id': request.requestId },
         signal: request.signal,
         interrupt: interrupt.signal,
         onData: (data) => {
@@ -68,7 +71,7 @@ export class VllmBackend implements InferenceBackend {
   }
 
   health(): Promise<boolean> {
-    return answersHealthy(this.url);
+    return answersHealthy(this.url, this.headers);
   }
 
   /**
@@ -100,7 +103,7 @@ export class VllmBackend implements InferenceBackend {
   }
 
   private servedModel(): Promise<{ id: string; maxModelLen: number | undefined }> {
-    this.model ??= requestJson(`${this.url}/v1/models`, { method: 'GET' }, modelList, 10_000)
+    this.model ??= requestJson(`${this.url}/v1/models`, { method: 'GET', headers: this.headers }, modelList, 10_000)
       .then((list) => ({ id: list.data[0]!.id, maxModelLen: list.data[0]!.max_model_len ?? undefined }))
       .catch((error: unknown) => {
         this.model = undefined;
@@ -114,7 +117,7 @@ export class VllmBackend implements InferenceBackend {
     const url = `${this.url}${path}`;
     // Reloading a checkpoint takes as long as the disk does; an hour bounds a wedged server, not a slow one.
     const timeout = AbortSignal.timeout(3_600_000);
-    const response = await send(url, { method: 'POST', ...(json === undefined ? {} : { json }) }, timeout).catch((error: unknown) => {
+    const response = await send(url, { method: 'POST', headers: this.headers, ...(json === undefined ? {} : { json }) }, timeout).catch((error: unknown) => {
       throw timeout.aborted ? new PolicyUnavailable(url, 'no answer within an hour', { cause: error }) : error;
     });
     if (response.ok || (options.optional && response.status === 404)) {

@@ -67,7 +67,7 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, tokenizer, verifier, maxCachedWorkflows: config.workflowCache });
       const gpu = await startGpuWorkerService({
         connection: workerConnection, namespace: config.temporal.namespace, pool, databaseUrl: stack.databaseUrl,
-        backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
+        backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
       });
       const cpuRunning = cpuWorker.run();
       stops.push(async () => {

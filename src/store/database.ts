@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { redactUrl } from '../secrets/redact-url.js';
 import { migrate } from './migrations.js';
 
 export class DatabaseUnavailable extends Error {
@@ -22,6 +23,7 @@ export async function openDatabase(url: string, options: { max?: number } = {}):
   return pool;
 }
 
+/** The URL with its password hidden (parsed, so passwords holding `/ @ : ? % #` are hidden whole). */
 export function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  return redactUrl(url);
 }
