@@ -43,8 +43,10 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
     const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt };
     return classified(async () => {
       const { resumed, claimed } = await superseded(resumeTurn(pool, key, context.info.heartbeatDetails));
-      // Announce this attempt's cursor at once: it replaces the last attempt's (or an earlier release's tokens).
-      context.heartbeat(checkpointHeartbeat({ attempt: key.attempt, tokens: resumed.ids.length }));
+      // A retry announces its cursor at once: it replaces the last attempt's (or an earlier release's tokens). A first
+      // attempt has nothing to replace; its first heartbeat follows its first checkpoint, so a turn shorter than
+      // one heartbeat interval costs the server no heartbeat at all.
+      if (claimed) context.heartbeat(checkpointHeartbeat({ attempt: key.attempt, tokens: resumed.ids.length }));
       const inputIds = await loadContext(pool, input.trajectoryId, input.turn);
       if (inputIds.length !== input.contextLen) {
         throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);

@@ -4,6 +4,7 @@ import type { RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest, type TrajectoryRequest } from '../trajectory/request.js';
 import { CPU_TASK_QUEUE } from '../task-queues.js';
 import type { trajectory } from '../workflows/index.js';
+import { QID, STATUS } from '../workflows/search-attributes.js';
 
 /** The trajectory id (and workflow id) of one sample: stable, so resubmitting the same run is a no-op. */
 export function trajectoryId(runName: string, qid: string, sample: number): string {
@@ -40,6 +41,8 @@ export async function submitTrajectory(client: Client, input: TrajectoryRequest)
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       // FAIL (not USE_EXISTING) so that a resubmission while the first is running is reported as a duplicate too.
       workflowIdConflictPolicy: 'FAIL',
+      // Set here so the workflow need not upsert them (a history event and a visibility write saved per trajectory).
+      typedSearchAttributes: [{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }],
       staticSummary: `${request.qid}: ${request.problem.slice(0, 120)}`,
     });
     return { handle, duplicate: false };

@@ -47,13 +47,15 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
         turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0), encodeInt32(packed.tokenVersions), trajectory.endReason],
     );
     if (inserted.rowCount === 0) return false;
-    for (const turn of turns) {
-      await client.query(
-        `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [trajectory.trajectoryId, turn.turn, storableText(trajectory.qid), turn.versionStart, turn.versionEnd, turn.success, turn.verdict, turn.contextLen, turn.outputLen],
-      );
-    }
+    // One statement for all turns: a round trip per turn was most of this transaction's time.
+    await client.query(
+      `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len)
+       SELECT $1, turn, $2, version_start, version_end, success, verdict, prompt_len, answer_len
+       FROM unnest($3::int[], $4::int[], $5::int[], $6::boolean[], $7::text[], $8::int[], $9::int[])
+         AS t(turn, version_start, version_end, success, verdict, prompt_len, answer_len)`,
+      [trajectory.trajectoryId, storableText(trajectory.qid), turns.map((t) => t.turn), turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd),
+        turns.map((t) => t.success), turns.map((t) => t.verdict), turns.map((t) => t.contextLen), turns.map((t) => t.outputLen)],
+    );
     await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);
     await dropWorkingRows(client, trajectory.trajectoryId);
     await recordMemberFinished(client, trajectory.trajectoryId, true, trajectory.birthTime);
@@ -88,16 +90,19 @@ export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryI
 }
 
 async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, texts: StoredTurn[]): Promise<void> {
-  for (const text of texts) {
-    await client.query(
-      `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [trajectoryId, text.turn, storableText(text.answerText), storableText(text.extractedAnswer), storableText(text.verdict ?? 'unverified'), storableText(text.feedbackText)],
-    );
-  }
+  if (texts.length === 0) return;
+  await client.query(
+    `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text)
+     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    [trajectoryId, texts.map((t) => t.turn), texts.map((t) => storableText(t.answerText)), texts.map((t) => storableText(t.extractedAnswer)),
+      texts.map((t) => storableText(t.verdict ?? 'unverified')), texts.map((t) => storableText(t.feedbackText))],
+  );
 }
 
 async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
-  await client.query('DELETE FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
-  await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
-  await client.query('DELETE FROM turn_checkpoints WHERE trajectory_id = $1', [trajectoryId]);
+  await client.query(
+    `WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1), checkpoints AS (DELETE FROM turn_checkpoints WHERE trajectory_id = $1)
+     DELETE FROM trajectory_prompts WHERE trajectory_id = $1`,
+    [trajectoryId],
+  );
 }

@@ -34,17 +34,20 @@ export async function savePrompt(pool: pg.Pool, trajectoryId: string, ids: reado
 
 /** C_t: the prompt, then every earlier turn's output and feedback, exactly as stored. */
 export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: number): Promise<number[]> {
-  const prompt = await pool.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
-  if (prompt.rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no stored prompt`);
-  const earlier = await pool.query<{ turn: number; output_ids: Buffer; feedback_ids: Buffer | null }>(
-    'SELECT turn, output_ids, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn < $2 ORDER BY turn',
+  // One round trip: the prompt joined with every earlier turn (the prompt repeats per row; it is short).
+  const { rows } = await pool.query<{ prompt_ids: Buffer; turn: number | null; output_ids: Buffer | null; feedback_ids: Buffer | null }>(
+    `SELECT p.prompt_ids, o.turn, o.output_ids, o.feedback_ids FROM trajectory_prompts p
+     LEFT JOIN turn_outputs o ON o.trajectory_id = p.trajectory_id AND o.turn < $2
+     WHERE p.trajectory_id = $1 ORDER BY o.turn`,
     [trajectoryId, turn],
   );
-  if (earlier.rows.length !== turn) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.rows.length}`);
-  const parts = [prompt.rows[0]!.prompt_ids];
-  for (const row of earlier.rows) {
+  if (rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no stored prompt`);
+  const earlier = rows.filter((row) => row.turn !== null);
+  if (earlier.length !== turn) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.length}`);
+  const parts = [rows[0]!.prompt_ids];
+  for (const row of earlier) {
     if (!row.feedback_ids) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${row.turn} has no feedback yet`);
-    parts.push(row.output_ids, row.feedback_ids);
+    parts.push(row.output_ids!, row.feedback_ids);
   }
   return decodeInt32(Buffer.concat(parts));
 }

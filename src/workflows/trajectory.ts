@@ -2,6 +2,7 @@ import {
   ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, proxyLocalActivities, setCurrentDetails,
   setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
 import type { EnvironmentStepInput, EnvironmentStepResult } from '../activities/environment-step.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
@@ -40,7 +41,8 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const checked = checkRequest(input);
   if ('invalid' in checked) return rejectInvalid(input, checked.invalid);
   const { request, options } = checked;
-  const steps = patched(Patch.LocalSteps) ? { cpu: local, store: localStore } : { cpu, store };
+  const releaseThree = patched(Patch.LocalSteps);
+  const steps = releaseThree ? { cpu: local, store: localStore } : { cpu, store };
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
   const timeouts = resolveTrajectoryTimeouts(request.timeouts);
   const gpu = proxyActivities<GpuActivities>({
@@ -53,7 +55,10 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const turns: TurnRecord[] = [];
   const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
   setHandler(stateQuery, () => state);
-  upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
+  // Ratchet's client sets these when it starts the workflow; a workflow started any other way sets them itself.
+  if (!releaseThree || workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
+    upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
+  }
 
   let endReason: EndReason = 'turns';
   try {
@@ -83,7 +88,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       contextLen += output.outputLen + verdict.feedbackLen;
 
       Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: verdict.answerTail, lastPredicted: verdict.predicted, policyVersion: output.versionEnd });
-      reportProgress(turns, options.turns);
+      reportProgress(turns, options.turns, !releaseThree);
       if (options.earlyStop && verdict.success) {
         endReason = 'early_stop';
         break;
@@ -95,7 +100,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     state.phase = 'persisting';
     await steps.store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
     state.phase = 'completed';
-    upsertSearchAttributes([{ key: STATUS, value: 'completed' }]);
+    upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...(releaseThree ? progressAttributes(turns, turns.length) : [])]);
     return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
@@ -168,11 +173,25 @@ function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule 
   return { firstSeconds: timeouts.admissionRecheckSeconds, maxSeconds: timeouts.admissionRecheckMaxSeconds, perRun: timeouts.admissionRechecksPerRun };
 }
 
-function reportProgress(turns: TurnRecord[], total: number): void {
+/**
+ * Live progress goes to the workflow's details (and the `state` query), which cost no history event. Release 2
+ * also upserted the search attributes every turn; since release 3 they are written once, when the trajectory
+ * ends: each upsert is a history event and a visibility write, the largest per-turn cost the server had left.
+ */
+function reportProgress(turns: TurnRecord[], total: number, upsertEveryTurn: boolean): void {
   const last = turns[turns.length - 1]!;
   const successes = turns.filter((t) => t.success).length;
-  upsertSearchAttributes([{ key: TURN, value: last.turn }, { key: SUCCESSES, value: successes }, { key: POLICY_VERSION, value: last.versionEnd }]);
+  if (upsertEveryTurn) upsertSearchAttributes(progressAttributes(turns, last.turn));
   setCurrentDetails(`turn ${last.turn + 1}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${last.versionEnd}`);
+}
+
+/** `turn`: release 2 wrote the last turn's index; since release 3 it is the number of turns done, as the details say. */
+function progressAttributes(turns: TurnRecord[], turn: number): SearchAttributeUpdatePair[] {
+  const last = turns[turns.length - 1];
+  return [
+    { key: TURN, value: turn }, { key: SUCCESSES, value: turns.filter((t) => t.success).length },
+    ...(last ? [{ key: POLICY_VERSION, value: last.versionEnd }] : []),
+  ];
 }
 
 function sumOutput(turns: TurnRecord[]): number {
