@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { VerdictStatus } from './types.js';
+import type { AnswerExtraction, VerdictStatus } from './types.js';
 
 /** One labelled check: the verdict a correct verifier gives. */
 export interface LabelledCase {
@@ -15,6 +15,8 @@ export interface LabelledCase {
    * than `correct` agrees with an expected `wrong`.
    */
   binary?: boolean;
+  /** The extraction the check runs with; default `stated`. */
+  extraction?: AnswerExtraction;
 }
 
 /** The project's own labelled cases, shared with the tests. */
@@ -35,6 +37,24 @@ export function loadLabelledCases(): LabelledCase[] {
     pred: String(row.pred),
     expected: row.expected as LabelledCase['expected'],
   }));
+}
+
+/**
+ * Issue 16's cases (bare answers, prose endings, several boxes, precision, shapes, equivalences):
+ * `tuned` were written while changing the verifier, `advance` before any change. Each is scored
+ * twice: with the default extraction against `expected`, and with `math-verify` extraction
+ * against `mv` (when given, else `expected`; only match / no match counts there).
+ */
+export function loadIssue16Cases(which: 'tuned' | 'advance'): LabelledCase[] {
+  const url = new URL(`../../test/verifier/issue16-${which}.jsonl`, import.meta.url);
+  return readJsonLines(fileURLToPath(url)).flatMap((row) => {
+    const base = { category: String(row.category), gold: row.gold as string | string[], pred: String(row.pred) };
+    const expected = row.expected as LabelledCase['expected'];
+    return [
+      { ...base, set: `i16-${which}`, expected, binary: expected === 'wrong' },
+      { ...base, set: `i16-${which}-mv`, expected: (row.mv ?? expected) as LabelledCase['expected'], binary: true, extraction: 'math-verify' as const },
+    ];
+  });
 }
 
 /** Math-Verify's own test cases, converted (see test/verifier/math-verify-cases.README.md). */

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { adversarialCases, type LabelledCase, loadGsm8k, loadLabelledCases, loadMath500, loadMathVerifyCases } from './bench-sets.js';
+import { adversarialCases, type LabelledCase, loadGsm8k, loadIssue16Cases, loadLabelledCases, loadMath500, loadMathVerifyCases } from './bench-sets.js';
 import { checkAnswer } from './check.js';
 import { VerifierPool } from './pool.js';
 import { warmUpSymbolic } from './symbolic.js';
@@ -18,12 +18,13 @@ const percentile = (sorted: readonly number[], p: number): number => sorted[Math
 
 /**
  * `npm run bench:verify`: agreement with labelled verdicts on MATH-500, GSM8K, the project's
- * own cases and Math-Verify's own test cases; false accepts / rejects; in-thread latency; pool
+ * own cases, issue 16's tuned and written-in-advance cases (in both extractions) and Math-Verify's
+ * own test cases; false accepts / rejects; in-thread latency; pool
  * throughput; adversarial inputs against the budget. Data directory: first argument, else `../shared/data`.
  */
 export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<number> {
   const dataDir = resolve(argv[0] ?? '../shared/data');
-  const cases = [...loadLabelledCases(), ...loadMathVerifyCases(), ...loadMath500(dataDir), ...loadGsm8k(dataDir, 'gsm8k_test.jsonl'), ...loadGsm8k(dataDir, 'gsm8k_train.jsonl')];
+  const cases = [...loadLabelledCases(), ...loadMathVerifyCases(), ...loadIssue16Cases('tuned'), ...loadIssue16Cases('advance'), ...loadMath500(dataDir), ...loadGsm8k(dataDir, 'gsm8k_test.jsonl'), ...loadGsm8k(dataDir, 'gsm8k_train.jsonl')];
   const reports = new Map<string, SetReport>();
   const latencies: number[] = [];
   const mistakes: string[] = [];
@@ -31,7 +32,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const started = performance.now();
   for (const c of cases) {
     const t = performance.now();
-    const verdict = checkAnswer(c.gold, c.pred);
+    const verdict = checkAnswer(c.gold, c.pred, { extraction: c.extraction });
     latencies.push(performance.now() - t);
     const report = reports.get(c.set) ?? { set: c.set, checks: 0, agree: 0, falseAccepts: 0, falseRejects: 0, other: 0 };
     reports.set(c.set, report);
@@ -72,7 +73,7 @@ async function poolThroughput(cases: readonly LabelledCase[]): Promise<void> {
   try {
     await pool.verify('1', '\\boxed{1}');
     const started = performance.now();
-    const verdicts = await Promise.all(cases.map((c) => pool.verify(typeof c.gold === 'string' ? c.gold : [...c.gold], c.pred)));
+    const verdicts = await Promise.all(cases.map((c) => pool.verify(typeof c.gold === 'string' ? c.gold : [...c.gold], c.pred, { extraction: c.extraction })));
     const seconds = (performance.now() - started) / 1000;
     const failures = verdicts.filter((v) => v.status === 'timeout' || v.status === 'error').length;
     console.log(`pool of ${size} threads: ${(cases.length / seconds).toFixed(0)} checks/s (${(cases.length / seconds / size).toFixed(0)} per core), ${failures} timeouts/errors`);

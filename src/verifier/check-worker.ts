@@ -21,7 +21,7 @@ port.on('message', (request: VerifierRequest) => {
   let predicted: string | null = null;
   try {
     golds = extractGoldAnswers(request.gold);
-    predicted = typeof request.output === 'string' ? extractModelAnswer(request.output) : null;
+    predicted = typeof request.output === 'string' ? extractModelAnswer(request.output, request.extraction) : null;
     port.postMessage({ kind: 'extracted', id: request.id, gold: golds, predicted } satisfies VerifierResponse);
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);

@@ -1,22 +1,23 @@
 import { answersEqual } from './equivalence.js';
 import { extractGoldAnswers } from './extract-gold.js';
 import { extractModelAnswer } from './extract-model.js';
-import type { Verdict } from './types.js';
+import type { Verdict, VerifierOptions } from './types.js';
 
 export type Judgement = Omit<Verdict, 'elapsedMs'>;
 
 /**
  * Extraction, normalisation and equivalence, synchronously in the calling thread and without
  * a budget (use {@link VerifierPool} for untrusted input). Never throws: a failure is an
- * `error` verdict. Any gold answer matching counts.
+ * `error` verdict. Any gold answer matching counts. `options.extraction` picks where the model's
+ * answer is found (default `stated`, see POLICIES.md).
  */
-export function checkAnswer(gold: string | readonly string[], modelOutput: string): Judgement {
+export function checkAnswer(gold: string | readonly string[], modelOutput: string, options: VerifierOptions = {}): Judgement {
   let golds: string[] = [];
   let predicted: string | null = null;
   try {
     if (typeof modelOutput !== 'string') throw new TypeError('model output is not a string');
     golds = extractGoldAnswers(gold);
-    predicted = extractModelAnswer(modelOutput);
+    predicted = extractModelAnswer(modelOutput, options.extraction);
   } catch (error) {
     return failed(golds, predicted, error);
   }

@@ -109,7 +109,10 @@ function compareMatrices(g: Shape, p: Shape, percent: PercentFlags): Match {
   const gVector = gc.every((r) => r.length === 1) || gc.length === 1;
   const pVector = pc.every((r) => r.length === 1) || pc.length === 1;
   const sameShape = gc.length === pc.length && gc.every((r, k) => r.length === pc[k]!.length);
-  if (!sameShape && !(gVector && pVector)) return { equal: false, rule: 'matrix-shape' };
+  // Two matrices need the same shape (a row vector is not a column vector); a tuple has no
+  // orientation, so it matches either vector.
+  const bothMatrices = g.kind === 'matrix' && p.kind === 'matrix';
+  if (!sameShape && (bothMatrices || !(gVector && pVector))) return { equal: false, rule: 'matrix-shape' };
   return tagged(ordered(flat(gc), flat(pc), percent), 'matrix');
 }
 

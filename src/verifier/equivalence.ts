@@ -2,6 +2,7 @@ import { compareShapes } from './compare-shapes.js';
 import type { Match } from './match.js';
 import { answerKey, normaliseAnswer } from './normalise.js';
 import { parseShape } from './shape.js';
+import { percentOnlyPredicted } from './scalar.js';
 import { compareChoices, compareTexts } from './text-answers.js';
 
 /** Whether a predicted answer states the gold answer: normalise, then compare by kind. */
@@ -9,7 +10,8 @@ export function answersEqual(goldAnswer: string, predictedAnswer: string): Match
   const gold = normaliseAnswer(goldAnswer);
   const pred = normaliseAnswer(predictedAnswer);
   if (gold.text === '' || pred.text === '') return { equal: false, rule: 'empty' };
-  if (answerKey(gold.text) === answerKey(pred.text)) return { equal: true, rule: 'string' };
+  const percentShifted = percentOnlyPredicted({ latex: gold.text, percent: gold.percent }, { latex: pred.text, percent: pred.percent });
+  if (answerKey(gold.text) === answerKey(pred.text) && !percentShifted) return { equal: true, rule: 'string' };
   const choice = compareChoices(gold.text, pred.text);
   if (choice) return choice;
   const text = compareTexts(gold.text, pred.text);

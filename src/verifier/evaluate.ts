@@ -1,5 +1,6 @@
 import * as C from './complex.js';
 import type { Complex } from './complex.js';
+import { gamma } from './gamma.js';
 
 /** A MathJSON expression as the compute-engine's LaTeX parser returns it. */
 export type MathJson = number | string | { num?: string; str?: string; sym?: string } | readonly MathJson[];
@@ -165,16 +166,29 @@ function guard(z: Complex): Complex {
   return z;
 }
 
+// A factorial or binomial of a real non-integer (a sample point of `n!`) is valued through Γ.
 function factorial(z: Complex): Complex {
-  if (z.im !== 0 || !Number.isInteger(z.re) || z.re < 0) throw new Unevaluable('factorial of a non-natural');
+  if (z.im !== 0) throw new Unevaluable('factorial of a complex number');
   if (z.re > MAX_FACTORIAL) throw new Unevaluable('overflow', true);
+  if (!Number.isInteger(z.re)) return realGamma(z.re + 1);
+  if (z.re < 0) throw new Unevaluable('factorial of a negative integer');
   let result = 1;
   for (let k = 2; k <= z.re; k++) result *= k;
   return C.complex(result);
 }
 
+function realGamma(x: number): Complex {
+  const value = gamma(x);
+  if (Number.isNaN(value)) throw new Unevaluable('pole of the gamma function');
+  return guard(C.complex(value));
+}
+
 function binomial(n: Complex, k: Complex): Complex {
-  if (n.im !== 0 || k.im !== 0 || !Number.isInteger(k.re) || k.re < 0 || k.re > 10_000) throw new Unevaluable('binomial');
+  if (n.im !== 0 || k.im !== 0) throw new Unevaluable('binomial of complex numbers');
+  if (!Number.isInteger(k.re) && Math.abs(n.re) <= MAX_FACTORIAL && Math.abs(k.re) <= MAX_FACTORIAL) {
+    return C.div(realGamma(n.re + 1), C.mul(realGamma(k.re + 1), realGamma(n.re - k.re + 1)));
+  }
+  if (!Number.isInteger(k.re) || k.re < 0 || k.re > 10_000) throw new Unevaluable('binomial');
   let result = 1;
   for (let j = 1; j <= k.re; j++) result = (result * (n.re - k.re + j)) / j;
   return C.complex(Math.round(result) === result || !Number.isInteger(n.re) ? result : Math.round(result));

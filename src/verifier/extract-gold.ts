@@ -33,3 +33,4 @@ function extractOneGold(gold: string): string | null {
   }
   return text;
 }
+

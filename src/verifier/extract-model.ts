@@ -1,4 +1,7 @@
+import { bareAnswer } from './bare-answer.js';
+import { lastMathAnswer } from './last-math.js';
 import { matchBrace } from './latex-groups.js';
+import type { AnswerExtraction } from './types.js';
 
 /** Longest box content we look at; a longer "answer" is not an answer. */
 const MAX_BOX_CHARS = 20_000;
@@ -13,12 +16,20 @@ interface Span {
 
 /**
  * The final answer in a model output, or null when it states none.
- * Looks for, in order of trust: the last `\boxed{}` / `\fbox{}` (adjacent final boxes are
- * joined into a list, see POLICIES.md), an answer statement written after it ("final answer
- * is …", "the answer is …", "Answer: …", "$…$ is the solution"), and GSM8K's `#### n`. A bare last number does not
- * count (AReaL's `use_last_number=False` for model outputs).
+ * Looks for, in order of trust: the last `\boxed{}` / `\fbox{}` (the boxes of the final statement
+ * are joined into a list, see POLICIES.md), an answer statement written after it ("final answer
+ * is …", "the answer is …", "Answer: …", "$…$ is the solution"), and GSM8K's `#### n`; failing
+ * those, an output that is itself an answer (`-7`, `$\frac13$`, `x = 5`). A last number or math
+ * span in prose counts only with `extraction: 'math-verify'` (AReaL's `use_last_number=False`
+ * for model outputs is the default).
  */
-export function extractModelAnswer(text: string): string | null {
+export function extractModelAnswer(text: string, extraction: AnswerExtraction = 'stated'): string | null {
+  const stated = statedAnswer(text);
+  if (stated !== null) return stated;
+  return bareAnswer(text) ?? (extraction === 'math-verify' ? lastMathAnswer(text) : null);
+}
+
+function statedAnswer(text: string): string | null {
   const candidates: Array<{ at: number; content: string; trusted: boolean }> = [];
   const boxes = finalBoxes(text);
   if (boxes.length > 0) candidates.push({ at: boxes[boxes.length - 1]!.start, content: boxes.map((b) => b.content.trim()).join(', '), trusted: true });
@@ -34,7 +45,11 @@ export function extractModelAnswer(text: string): string | null {
   return chosen ? chosen.content.replace(/<<[^<>]*>>/g, '').trim() || null : null;
 }
 
-/** The last box, plus the boxes right before it separated only by "and", commas or spacing. */
+/**
+ * The last box, plus the boxes of the same final statement before it: separated only by
+ * commas, "and" / "or", spacing, part labels ("(b)", "for part (a)"), the name a box gives a
+ * value (`f(x) = \boxed{…}, g(x) = \boxed{…}`) or one word labelling a box before "and" or a comma.
+ */
 export function finalBoxes(text: string): Span[] {
   const starts: number[] = [];
   const re = /\\(?:boxed|fbox)\s*\{/g;
@@ -64,14 +79,26 @@ export function finalBoxes(text: string): Span[] {
   return found;
 }
 
+/** Words that may join the boxes of one statement; anything else ("wrong", "possibly") ends it. */
+const JOINING_WORDS = /\b(?:and|or|for|part|parts|case|cases|the|answer|answers|is|are|it|to|of|respectively)\b/gi;
+/** A value's name before its box: `y_2 =`, `f(x) =`, `\theta =`. */
+const VALUE_NAME = /(?<![A-Za-z])(?:\\[a-zA-Z]+|[a-zA-Z])(?:_\{?\w+\}?)?(?:\(\s*[a-z]\s*\))?\s*=/g;
+
+/** A word right after a box, then "and" or a comma: the word labels the box ("papers and"). */
+const LABEL_THEN_CONNECTIVE = /^[\s$]*(?:\\text\s*\{\s*)?[A-Za-z]+\s*\}?[\s$]*(?:and\b|[,;])/;
+
 function isBoxSeparator(gap: string): boolean {
-  if (gap.length > 40) return false;
+  if (gap.length > 80 || /[.!?]\s+[A-Z]|\n\s*\n/.test(gap)) return false;
   const rest = gap
-    .replace(/\\text\{\s*(?:and|or)\s*\}/g, '')
-    .replace(/\\(?:quad|qquad|,|;|!)/g, '')
-    .replace(/\b(?:and|or)\b/g, '')
-    .replace(/[\s,;$&]|\\\\|\\\(|\\\)|\\\[|\\\]/g, '');
-  return rest === '';
+    .replace(/\\(?:text|textbf|mathrm)\s*\{([^{}]*)\}/g, ' $1 ')
+    .replace(/\\(?:quad|qquad|,|;|!)/g, ' ')
+    .replace(VALUE_NAME, ' ')
+    .replace(/\(\s*(?:[a-h]|i{1,3}|iv|vi{0,3})\s*\)/gi, ' ')
+    .replace(JOINING_WORDS, ' ')
+    .replace(/[,;:$&]|\\\\|\\\(|\\\)|\\\[|\\\]/g, ' ')
+    .trim();
+  // One word may label the box before a connective: "\boxed{1} papers and \boxed{2} bins".
+  return rest === '' || (/^[A-Za-z]+$/.test(rest) && LABEL_THEN_CONNECTIVE.test(gap));
 }
 
 const STATEMENT = /(?:final answer\s*(?:is|:)|the answer is|the solution is|answer\s*:|\banswer(?=\s*(?:\$|\\[([]))|答案是)[\s:*]*/gi;

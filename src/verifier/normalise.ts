@@ -1,4 +1,5 @@
 import { matchBrace } from './latex-groups.js';
+import { repeatingDecimalsAsFractions } from './repeating-decimal.js';
 import { dropTrailingUnitWords, rewriteTextCommands } from './text-commands.js';
 import { wordsToNumber } from './word-lists.js';
 
@@ -73,6 +74,7 @@ export function normaliseAnswer(raw: string): NormalisedAnswer {
   s = s.replace(/(\d)[^\S\n]*\r?\n\s*(?=\d+\s*\/\s*\d)/g, '$1 \\cdot ');
   s = unwrapBoxes(s);
   for (const [re, to] of PRESENTATION) s = s.replace(re, to);
+  s = repeatingDecimalsAsFractions(s);
   // "6 and 8", "21, 16 or 11", "(11,7)or(7,11)": alternatives listed in words are a list.
   s = rewriteTextCommands(s)
     .replace(/(\S)\s+(?:and|or)\s+(?=\S)/g, '$1, ')

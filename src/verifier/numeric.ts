@@ -3,17 +3,19 @@ import { type Complex, magnitude, sub } from './complex.js';
 /**
  * Numeric agreement. The tolerances are a policy (POLICIES.md, "Decimal precision"):
  * - two exact values (integers, fractions, radicals, π …): relative 1e-9, i.e. float noise only;
- * - a gold written as a decimal with d places is taken as rounded: the prediction must round to
- *   it (|Δ| ≤ ½·10^-d) and lie within 1 % of it when exact (4/3 matches 1.33, 12/25 does not
- *   match 0.5), within 0.1 % when itself a decimal (7.7778 matches 7.78, 2.38 does not match 2.4);
- * - a decimal prediction against an exact non-integer gold: relative 1e-6 (about 7 significant
- *   digits, Math-Verify's 6-place rounding); against an integer gold it must be that integer.
+ * - two decimals: the same value (trailing zeros aside); a decimal carrying more places than the
+ *   gold states a different value (`16386.169` is not `16386.17`);
+ * - a gold written as a decimal with d places is taken as rounded: an exact prediction must round
+ *   to it (|Δ| ≤ ½·10^-d) and lie within 1 % of it (4/3 matches 1.33, 12/25 does not match 0.5);
+ * - a decimal against an exact non-integer value: both rounded to 6 decimal places must agree
+ *   (Math-Verify's rounding), and to a relative 1e-4 so tiny values are not all equal: `1.7320508`
+ *   is √3, `1.73205` and `3.14159` (for π) are not; against an integer gold it must be that integer.
  * AReaL's 1e-4 relative tolerance would make 1450100 equal 1450000; none of these does.
  */
 export const EXACT_REL_TOL = 1e-9;
-export const APPROX_REL_TOL = 1e-6;
+export const DECIMAL_PLACES = 6;
+export const APPROX_REL_TOL = 1e-4;
 export const ROUNDED_GOLD_REL_TOL = 1e-2;
-export const ROUNDED_GOLD_DECIMAL_REL_TOL = 1e-3;
 
 /** What the written form of a value says about its precision. */
 export interface Precision {
@@ -33,15 +35,21 @@ export function numbersAgree(gold: Complex, goldPrecision: Precision, pred: Comp
   const diff = magnitude(sub(gold, pred));
   const scale = Math.max(magnitude(gold), magnitude(pred));
   if (diff <= EXACT_REL_TOL * scale || diff === 0) return true;
+  if (goldPrecision.inexact && predPrecision.inexact) return false;
   if (goldPrecision.decimals !== null && goldPrecision.decimals > 0) {
     const halfUnit = 0.5 * 10 ** -goldPrecision.decimals;
-    const rel = predPrecision.inexact ? ROUNDED_GOLD_DECIMAL_REL_TOL : ROUNDED_GOLD_REL_TOL;
-    return diff <= halfUnit * (1 + 1e-9) && diff <= rel * magnitude(gold);
+    return diff <= halfUnit * (1 + 1e-9) && diff <= ROUNDED_GOLD_REL_TOL * magnitude(gold);
   }
   if (!goldPrecision.inexact && !predPrecision.inexact) return false;
   const goldIsInteger = gold.im === 0 && Number.isInteger(gold.re) && !goldPrecision.inexact;
   if (goldIsInteger) return false;
-  return diff <= APPROX_REL_TOL * scale;
+  return sameToPlaces(gold, pred, DECIMAL_PLACES) && diff <= APPROX_REL_TOL * scale;
+}
+
+function sameToPlaces(a: Complex, b: Complex, places: number): boolean {
+  const unit = 10 ** places;
+  const round = (x: number): number => Math.round(x * unit + (x >= 0 ? 1e-9 : -1e-9));
+  return round(a.re) === round(b.re) && round(a.im) === round(b.im);
 }
 
 /** A value written as a plain number: `-12`, `3.50`, `.5`, `7/8`, `\frac{7}{8}`, `-\frac{1}{2}`. */

@@ -1,10 +1,12 @@
 import type { Judgement } from './check.js';
+import type { AnswerExtraction } from './types.js';
 
 /** A check sent to a verifier thread. */
 export interface VerifierRequest {
   id: number;
   gold: string | readonly string[];
   output: string;
+  extraction: AnswerExtraction;
 }
 
 /** What a verifier thread sends back: readiness, the extracted answers, then the verdict. */

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { VerifierRequest, VerifierResponse } from './pool-protocol.js';
-import type { Verdict, VerifierPoolOptions } from './types.js';
+import type { AnswerExtraction, Verdict, VerifierOptions, VerifierPoolOptions } from './types.js';
 
 const DEFAULT_BUDGET_MS = 3000;
 /** Heap limits per thread: a model cannot make a check grow memory without bound. */
@@ -40,6 +40,7 @@ interface Slot {
 export class VerifierPool {
   private readonly size: number;
   private readonly budgetMs: number;
+  private readonly extraction: AnswerExtraction;
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 1;
@@ -50,14 +51,19 @@ export class VerifierPool {
   constructor(options: VerifierPoolOptions = {}) {
     this.size = Math.max(1, options.size ?? Math.min(2, availableParallelism()));
     this.budgetMs = Math.max(1, options.budgetMs ?? DEFAULT_BUDGET_MS);
+    this.extraction = options.extraction ?? 'stated';
     for (let k = 0; k < this.size; k++) this.slots.push(this.spawn());
   }
 
-  /** Checks a model output against the gold answer(s); resolves with a verdict, never rejects. */
-  verify(gold: string | string[], modelOutput: string): Promise<Verdict> {
+  /**
+   * Checks a model output against the gold answer(s); resolves with a verdict, never rejects.
+   * `options.extraction` overrides the pool's extraction for this check (a run's own setting).
+   */
+  verify(gold: string | string[], modelOutput: string, options: VerifierOptions = {}): Promise<Verdict> {
     return new Promise((resolve) => {
       const id = this.nextId++;
-      const job: Job = { id, request: { id, gold, output: modelOutput }, resolve, gold: [], predicted: null };
+      const request = { id, gold, output: modelOutput, extraction: options.extraction ?? this.extraction };
+      const job: Job = { id, request, resolve, gold: [], predicted: null };
       if (this.closed || this.broken) {
         this.finish(job, 'error', this.broken ?? 'verifier pool is closed', 0);
         return;

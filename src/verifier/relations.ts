@@ -34,12 +34,14 @@ function namesQuantity(term: string): boolean {
 /**
  * The value a relation states, or null when it is a genuine equation or inequality.
  * `x = 3` → `3`; a chain `a = b = 7` → `7` (the last `=` term; a term after `\approx` is an
- * approximation and ignored); `x \in [0,1)` → `[0,1)`.
+ * approximation and ignored, also after a bare value: `v \approx 0.577` → `v`); `x \in [0,1)` → `[0,1)`.
  */
 export function relationValue(rel: Relation): string | null {
   const { terms, ops } = rel;
   if (ops.length === 1 && ops[0] === 'in' && isSymbolLike(terms[0]!)) return terms[1]!;
   if (!ops.every((op) => op === '=' || op === '~')) return null;
+  // `\frac{\sqrt3}{3} \approx 0.577`: a value followed by its approximation states the value.
+  if (ops.every((op) => op === '~') && !namesQuantity(terms[0]!)) return terms[0]!;
   const lastEq = ops.lastIndexOf('=');
   if (lastEq < 0) return ops.length === 1 && namesQuantity(terms[0]!) ? terms[1]! : null;
   if (lastEq === 0 && !namesQuantity(terms[0]!)) return null;

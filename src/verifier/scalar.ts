@@ -15,7 +15,7 @@ const NO_BINDINGS = new Map<string, Complex>();
 
 /** Compares two scalar answers: exact string, plain numbers, then numeric / symbolic evaluation. */
 export function compareScalars(gold: Side, pred: Side): Match {
-  if (answerKey(gold.latex) === answerKey(pred.latex)) return { equal: true, rule: 'string' };
+  if (answerKey(gold.latex) === answerKey(pred.latex) && !percentOnlyPredicted(gold, pred)) return { equal: true, rule: 'string' };
   const g = parseNumberLiteral(gold.latex);
   const p = parseNumberLiteral(pred.latex);
   if (g?.digits != null && p?.digits != null) {
@@ -39,10 +39,16 @@ export function compareScalars(gold: Side, pred: Side): Match {
   return { equal: canonicallySame(gj, pj), rule: 'canonical' };
 }
 
+/** A `%` written on the prediction only, against a gold that is not an integer: the value is ÷100. */
+export function percentOnlyPredicted(gold: Side, pred: Side): boolean {
+  return pred.percent && !gold.percent && !/^[-+]?\d+$/.test(gold.latex.trim());
+}
+
 /**
- * Numeric agreement with the percent policy: when only one side wrote `%`, the other may give
- * either the number or its decimal fraction (`28\%` matches `28` and `0.28`; `0.28` never
- * matches a bare `28`).
+ * Numeric agreement with the percent policy: a `%` on the gold only lets the prediction give the
+ * number or its decimal fraction (`28\%` matches `28` and `0.28`). A `%` on the prediction only
+ * reads as ÷100 (Math-Verify: `4 4/9\%` is 40/900, not 40/9), except against an integer gold,
+ * which may be a percentage stored without its sign (GSM8K): `28` accepts `28\%` and `2800\%`.
  */
 function numericMatch(g: Complex, p: Complex, gold: Side, pred: Side): Match {
   if (!isFiniteComplex(g) || !isFiniteComplex(p)) {
@@ -52,8 +58,10 @@ function numericMatch(g: Complex, p: Complex, gold: Side, pred: Side): Match {
   const gp = precisionOf(gold.latex);
   const pp = precisionOf(pred.latex);
   const golds: Array<[Complex, Precision]> = [[g, gp]];
-  const preds: Array<[Complex, Precision]> = [[p, pp]];
+  const preds: Array<[Complex, Precision]> = [];
   if (gold.percent && !pred.percent) golds.push([mul(g, complex(0.01)), shift(gp)]);
+  const goldIsInteger = g.im === 0 && Number.isInteger(g.re) && !gp.inexact;
+  if (!pred.percent || gold.percent || goldIsInteger) preds.push([p, pp]);
   if (pred.percent && !gold.percent) preds.push([mul(p, complex(0.01)), shift(pp)]);
   for (const [gv, gprec] of golds) {
     for (const [pv, pprec] of preds) {

@@ -1,4 +1,5 @@
 import { findTopLevel, matchBracket, nestingDepth, splitAt } from './latex-groups.js';
+import { setBuilderAsIntervals } from './set-builder.js';
 
 export type RelOp = '=' | '<' | '<=' | '>' | '>=' | '!=' | '~' | 'in';
 type Open = '(' | '[' | '{' | '';
@@ -29,6 +30,10 @@ const RELATION_TOKENS = RELATIONS.map(([token]) => token);
 export function parseShape(text: string, level = 0): Shape {
   const latex = text.trim();
   if (latex.length > MAX_SHAPE_CHARS || level > 8 || nestingDepth(latex, MAX_DEPTH) > MAX_DEPTH) return { kind: 'opaque', latex };
+  const builder = latex.startsWith('\\{') ? setBuilderAsIntervals(latex, (t) => parseShape(t, level + 1)) : null;
+  if (builder) return builder;
+  const groups = assignmentGroups(latex, level);
+  if (groups) return groups;
   const commas = findTopLevel(latex, [',', ';']);
   if (commas.length > 0) {
     // "x = 2, y = -1" lists relations; "x = 1, 2" is one relation with a list on its right.
@@ -55,6 +60,27 @@ export function parseShape(text: string, level = 0): Shape {
   const items = splitItems(latex, level);
   if (items.length > 1) return { kind: 'seq', open: '', close: '', items };
   return { kind: 'expr', latex };
+}
+
+/**
+ * `p=5, q=2; p=7, q=2`: groups of assignments separated by `;` state one tuple each, in the
+ * order written: the list of tuples `(5, 2), (7, 2)`.
+ */
+function assignmentGroups(latex: string, level: number): Shape | null {
+  const semicolons = findTopLevel(latex, [';']);
+  if (semicolons.length === 0) return null;
+  const tuples: Shape[] = [];
+  for (const group of splitAt(latex, semicolons)) {
+    const parts = splitAt(group, findTopLevel(group, [',']));
+    const values: Shape[] = [];
+    for (const part of parts) {
+      const eq = findTopLevel(part, ['=']);
+      if (eq.length !== 1 || !/^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?$/.test(part.slice(0, eq[0]!.index).trim())) return null;
+      values.push(parseShape(part.slice(eq[0]!.index + 1), level + 1));
+    }
+    tuples.push(values.length === 1 ? values[0]! : { kind: 'seq', open: '(', close: ')', items: values });
+  }
+  return { kind: 'seq', open: '', close: '', items: tuples };
 }
 
 function splitItems(inner: string, level: number): Shape[] {

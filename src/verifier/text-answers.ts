@@ -1,18 +1,19 @@
 import type { Match } from './match.js';
 
-const CHOICE = /^(?:(?:option|choice|answer)\s*)?\(?\s*([A-J])\s*\)?(?:[.:]|\s.*)?$/s;
+/** A named choice, alone or followed by its option's text: `C`, `(C)`, `(C) 42`, `C: 42`, `C. 17`, `C) x`. */
+const CHOICE = /^(?:(?:option|choice|answer)\s*)?(?:\(\s*([A-J])\s*\)|([A-J])(?![A-Za-z0-9]))(?:\s*[.:)]?(?:\s.*|(?<=[.:)]).*))?$/s;
 const WORD = /^[A-Za-z][A-Za-z' -]*[A-Za-z]$/;
 const KNOWN_FUNCTIONS = /^(?:sin|cos|tan|sec|csc|cot|log|ln|exp|sqrt|max|min)$/i;
 
 /**
  * Multiple choice: a gold that is one capital letter A–J, bare or as `(C)`, is matched by the
- * letter the model names (`C`, `(C)`, `\text{(C)}`, `(C) 42`), case-insensitively.
+ * letter the model names (`C`, `(C)`, `\text{(C)}`, `(C) 42`, `C: 42`), case-insensitively.
  */
 export function compareChoices(gold: string, pred: string): Match | null {
   const g = /^\(?\s*([A-J])\s*\)?$/.exec(gold.trim());
   if (!g) return null;
   const p = CHOICE.exec(pred.trim());
-  const letter = p ? p[1]! : /^[a-j]$/.test(pred.trim()) ? pred.trim().toUpperCase() : null;
+  const letter = p ? (p[1] ?? p[2])! : /^[a-j]$/.test(pred.trim()) ? pred.trim().toUpperCase() : null;
   return { equal: letter === g[1], rule: 'choice' };
 }
 

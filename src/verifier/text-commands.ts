@@ -23,7 +23,7 @@ export function rewriteTextCommands(latex: string): string {
     const word = content.trim().toLowerCase();
     let replacement: string;
     if (word === 'and' || word === 'or' || word === ',') replacement = ', ';
-    else if (!/^\\math(?:bf|it|sf)/.test(m[0]) && /\S/.test(before.replace(/[\s,]/g, '')) && isUnitPhrase(word)) {
+    else if (!/^\\math(?:bf|it|sf)/.test(m[0]) && /\S/.test(before.replace(/[\s,]/g, '')) && (isUnitPhrase(word) || isTrailingLabel(word, before, latex.slice(close + 1)))) {
       const power = /^\s*\^\s*(?:\d|\{\d\})/.exec(latex.slice(after));
       if (power) after += power[0].length;
       replacement = ' ';
@@ -33,6 +33,14 @@ export function rewriteTextCommands(latex: string): string {
     TEXT_COMMAND.lastIndex = after;
   }
   return out + latex.slice(from);
+}
+
+/**
+ * `21 \text{ canoes}`, `8 \text{ red marbles}`: words closing the answer right after a value
+ * label what is counted, whatever the words are.
+ */
+function isTrailingLabel(words: string, before: string, after: string): boolean {
+  return /^[a-z][a-z' -]*\.?$/.test(words) && words.split(/\s+/).length <= 4 && /[\d}]\s*$/.test(before) && /^[\s.,;]*$/.test(after);
 }
 
 /** "cm", " square feet", "m^2", "dollars." — words that only name a unit. */
@@ -47,13 +55,24 @@ export function isUnitPhrase(phrase: string): boolean {
   return words.every((w) => UNIT_WORDS.has(w) || /^[a-z]$/.test(w) || w === 'in' || w === 'per' || w === 'of');
 }
 
-/** Drops unit words trailing a value written outside \\text ("125 miles", "15 square feet"). */
+/**
+ * Drops unit words trailing a value written outside \\text ("125 miles", "15 square feet"), and
+ * any words after a plain number ("42 stickers left"): they label what is counted.
+ */
 export function dropTrailingUnitWords(text: string): string {
   let s = text;
   for (let i = 0; i < 4; i++) {
     const m = /^(.*\S)\s+([a-zA-Z]+)(?:\^\{?\d\}?)?\.?$/.exec(s);
-    if (!m || !/\d/.test(m[1]!) || !UNIT_WORDS.has(m[2]!.toLowerCase())) break;
+    if (!m || !/\d/.test(m[1]!)) break;
+    const word = m[2]!.toLowerCase();
+    const label = PLAIN_NUMBER_THEN_WORDS.test(s) && word.length >= 2 && !NOT_LABELS.has(word);
+    if (!UNIT_WORDS.has(word) && !label) break;
     s = m[1]!.trim();
   }
   return s;
 }
+
+/** A plain number (`42`, `-3.5`, `1,000`, `\frac{7}{2}`) followed only by words. */
+const PLAIN_NUMBER_THEN_WORDS = /^[-+]?(?:\d[\d,]*(?:\.\d+)?|\\frac\{\d+\}\{\d+\})(?:\s+[a-zA-Z]+)+\.?$/;
+/** Words after a number that change its value or meaning. */
+const NOT_LABELS = new Set(['pi', 'sqrt', 'mod', 'or', 'and', 'percent', 'pct', 'factorial']);

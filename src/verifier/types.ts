@@ -15,8 +15,24 @@ export interface Verdict {
   elapsedMs: number;
 }
 
+/**
+ * Where the answer of a model output is found (POLICIES.md, "What counts as the answer"):
+ * `stated` (the default, for RL rewards) needs a box, an answer statement or an output that is
+ * itself an answer; `math-verify` also reads the last math span or number of any text, as
+ * Math-Verify does.
+ */
+export type AnswerExtraction = 'stated' | 'math-verify';
+
+/** Options of one check. */
+export interface VerifierOptions {
+  /** Default `stated`. */
+  extraction?: AnswerExtraction;
+}
+
 /** Options of {@link VerifierPool}. */
 export interface VerifierPoolOptions {
+  /** The extraction used when a check does not name one; default `stated`. */
+  extraction?: AnswerExtraction;
   /** Worker threads; default min(2, available cores). */
   size?: number;
   /** Wall-clock budget per check in ms; default 3000. */
