@@ -1,4 +1,5 @@
 import type { IsolationTool, SandboxConfig } from './sandbox-config.js';
+import { FLOOR_CONFINEMENT_SOURCE } from './floor-confinement-source.js';
 import { HARNESS_SOURCE } from './harness-source.js';
 
 /** The argv that starts one sandboxed harness. */
@@ -6,9 +7,10 @@ export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[
   // -I: no user site, no PYTHON* variables, no script directory on sys.path.
   const harness = [config.python, '-I', '-c', HARNESS_SOURCE];
   if (tool === 'unshare') {
-    // The floor: new user, network, PID, IPC and mount namespaces (no network, a /proc of its own), run in a
-    // private directory the caller makes. The system stays visible, writable as far as the sandbox user may.
-    return ['unshare', '--user', '--map-root-user', '--net', '--pid', '--mount', '--ipc', '--uts', '--fork', '--kill-child', '--mount-proc', ...harness];
+    // The floor: new user, network, PID, IPC and mount namespaces (no network, a /proc of its own); the
+    // harness itself then makes the system read-only, mounts a private /tmp and drops its capabilities.
+    const confined = `${FLOOR_CONFINEMENT_SOURCE}\nconfine_floor(${config.maxFileBytes})\n${HARNESS_SOURCE}`;
+    return ['unshare', '--user', '--map-root-user', '--net', '--pid', '--mount', '--ipc', '--uts', '--fork', '--kill-child', '--mount-proc', config.python, '-I', '-c', confined];
   }
   return [
     'bwrap',

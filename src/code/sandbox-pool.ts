@@ -1,6 +1,4 @@
 import { existsSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import type { HarnessJob, HarnessResult } from './harness-protocol.js';
 import { processesOwnedBy } from './process-count.js';
@@ -48,15 +46,9 @@ export class CodeSandboxPool {
     const root = process.getuid?.() === 0;
     const owner = root ? { uid: this.config.firstUid + slot, gid: this.config.firstUid + slot } : {};
     if (!root) job = { ...job, maxProcesses: job.maxProcesses + processesOwnedBy(process.getuid?.() ?? 0) };
-    // bwrap gives the solution a tmpfs of its own; the unshare floor runs in a private host directory.
-    const dir = tool === 'unshare' ? await mkdtemp(join(tmpdir(), 'ratchet-code-')) : undefined;
-    try {
-      if (dir && owner.uid !== undefined) await chown(dir, owner.uid, owner.gid!);
-      const answerTimeoutMs = Math.min(this.config.answerTimeoutS, job.inputs.length * job.timeoutS + 5) * 1000;
-      return await runHarness({ argv, cwd: dir ?? '/', ...owner, answerTimeoutMs }, job, onResult);
-    } finally {
-      if (dir) await rm(dir, { recursive: true, force: true });
-    }
+    // Either tool gives the solution a tmpfs directory of its own; nothing is left on the machine to clean.
+    const answerTimeoutMs = Math.min(this.config.answerTimeoutS, job.inputs.length * job.timeoutS + 5) * 1000;
+    return runHarness({ argv, cwd: '/', ...owner, answerTimeoutMs }, job, onResult);
   }
 
   private async choose(): Promise<IsolationTool> {

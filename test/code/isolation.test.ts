@@ -3,78 +3,85 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodeSandboxPool, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
+import { CodeSandboxPool, verifyCodeAnswer, type CodeTask, type IsolationTool } from '../../src/code/index.js';
 
 // Each hostile answer must be contained (the worker and the machine unchanged), scored with a verdict, and
-// leave the sandbox able to judge the next answer.
-const sandbox = new CodeSandboxPool({ concurrency: 2, firstUid: 62000 });
-const fenced = (code: string): string => `\`\`\`python\n${code}\n\`\`\``;
-const task = (outputs: string[] = ['ok'], timeoutS = 2, memoryMb = 256): CodeTask => ({
-  tests: { inputs: outputs.map(() => ''), outputs, fnName: '' }, timeoutS, memoryMb,
-});
+// leave the sandbox able to judge the next answer: under the tool the pool picks (bubblewrap where it is
+// installed, as CI installs it) and under the unshare floor.
+const suites: Array<{ name: string; tool?: IsolationTool; firstUid: number }> = [
+  { name: 'the default sandbox', firstUid: 62000 },
+  { name: 'the unshare floor', tool: 'unshare', firstUid: 62100 },
+];
 
-async function expectStillJudging(): Promise<void> {
-  const verdict = await verifyCodeAnswer(task(['5']), fenced('print(sum(range(3)) + 2)  # a normal answer'), { sandbox });
-  expect(verdict.status).toBe('correct');
-}
-
-/** Sandbox processes left on the machine, by the sandbox uids (the worker runs as root in CI). */
-function leftoverSandboxProcesses(): string[] {
-  const table = execFileSync('ps', ['-eo', 'uid=,stat=,args=']).toString().split('\n');
-  return table.filter((row) => {
-    const [uid, stat] = row.trim().split(/\s+/);
-    return Number(uid) >= 62000 && Number(uid) < 62002 && !stat?.startsWith('Z');
+describe.each(suites)('$name contains a hostile answer', ({ tool, firstUid }) => {
+  const sandbox = new CodeSandboxPool({ concurrency: 2, firstUid, ...(tool ? { tool } : {}) });
+  const fenced = (code: string): string => `\`\`\`python\n${code}\n\`\`\``;
+  const task = (outputs: string[] = ['ok'], timeoutS = 2, memoryMb = 256): CodeTask => ({
+    tests: { inputs: outputs.map(() => ''), outputs, fnName: '' }, timeoutS, memoryMb,
   });
-}
 
-describe('the sandbox contains a hostile answer', () => {
-  let server: Server;
-  let port = 0;
-  let connections = 0;
-  const secret = `ratchet-secret-${randomUUID()}`;
+  async function expectStillJudging(): Promise<void> {
+    const verdict = await verifyCodeAnswer(task(['5']), fenced('print(sum(range(3)) + 2)  # a normal answer'), { sandbox });
+    expect(verdict.status).toBe('correct');
+  }
 
-  beforeAll(async () => {
-    process.env.RATCHET_ISOLATION_PROBE = secret;
-    server = createServer((socket) => {
-      connections++;
-      socket.end('hello\n');
+  /** Sandbox processes left on the machine, by the sandbox uids (the worker runs as root in CI). */
+  function leftoverSandboxProcesses(): string[] {
+    const table = execFileSync('ps', ['-eo', 'uid=,stat=,args=']).toString().split('\n');
+    return table.filter((row) => {
+      const [uid, stat] = row.trim().split(/\s+/);
+      return Number(uid) >= firstUid && Number(uid) < firstUid + 2 && !stat?.startsWith('Z');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as { port: number }).port;
-  });
+  }
 
-  afterAll(async () => {
-    delete process.env.RATCHET_ISOLATION_PROBE;
-    await new Promise((resolve) => server.close(resolve));
-  });
+  describe('each attack', () => {
+    let server: Server;
+    let port = 0;
+    let connections = 0;
+    const secret = `ratchet-secret-${randomUUID()}`;
 
-  it('a memory hog runs out of its limit: runtime error', async () => {
-    const verdict = await verifyCodeAnswer(task(), fenced('blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))'), { sandbox });
-    expect(verdict.status).toBe('runtime_error');
-    expect(verdict.detail).toContain('MemoryError');
-    await expectStillJudging();
-  });
+    beforeAll(async () => {
+      process.env.RATCHET_ISOLATION_PROBE = secret;
+      server = createServer((socket) => {
+        connections++;
+        socket.end('hello\n');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
 
-  it('a fork bomb hits the process limit and is killed, whole', async () => {
-    const started = performance.now();
-    const verdict = await verifyCodeAnswer(task(), fenced('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass'), { sandbox });
-    expect(['timeout', 'runtime_error']).toContain(verdict.status);
-    expect(performance.now() - started).toBeLessThan(20_000);
-    expect(leftoverSandboxProcesses()).toEqual([]);
-    await expectStillJudging();
-  });
+    afterAll(async () => {
+      delete process.env.RATCHET_ISOLATION_PROBE;
+      await new Promise((resolve) => server.close(resolve));
+    });
 
-  it('an infinite loop times out at the test limit and is killed', async () => {
-    const started = performance.now();
-    const verdict = await verifyCodeAnswer(task(['ok'], 1), fenced('import os\nif os.fork() == 0:\n    os.setsid()  # out of the process group\nwhile True:\n    pass'), { sandbox });
-    expect(verdict.status).toBe('timeout');
-    expect(performance.now() - started).toBeLessThan(10_000);
-    expect(leftoverSandboxProcesses()).toEqual([]);
-    await expectStillJudging();
-  });
+    it('a memory hog runs out of its limit: runtime error', async () => {
+      const verdict = await verifyCodeAnswer(task(), fenced('blocks = []\nwhile True:\n    blocks.append(bytearray(50 * 1024 * 1024))'), { sandbox });
+      expect(verdict.status).toBe('runtime_error');
+      expect(verdict.detail).toContain('MemoryError');
+      await expectStillJudging();
+    });
 
-  it('a network connection, even to the worker\'s own loopback, fails', async () => {
-    const code = `import socket
+    it('a fork bomb hits the process limit and is killed, whole', async () => {
+      const started = performance.now();
+      const verdict = await verifyCodeAnswer(task(), fenced('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass'), { sandbox });
+      expect(['timeout', 'runtime_error']).toContain(verdict.status);
+      expect(performance.now() - started).toBeLessThan(20_000);
+      expect(leftoverSandboxProcesses()).toEqual([]);
+      await expectStillJudging();
+    });
+
+    it('an infinite loop times out at the test limit and is killed', async () => {
+      const started = performance.now();
+      const verdict = await verifyCodeAnswer(task(['ok'], 1), fenced('import os\nif os.fork() == 0:\n    os.setsid()  # out of the process group\nwhile True:\n    pass'), { sandbox });
+      expect(verdict.status).toBe('timeout');
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(leftoverSandboxProcesses()).toEqual([]);
+      await expectStillJudging();
+    });
+
+    it('a network connection, even to the worker\'s own loopback, fails', async () => {
+      const code = `import socket
 for host, port in (("127.0.0.1", ${port}), ("1.1.1.1", 80), ("example.com", 80)):
     try:
         socket.create_connection((host, port), timeout=1).recv(10)
@@ -82,29 +89,29 @@ for host, port in (("127.0.0.1", ${port}), ("1.1.1.1", 80), ("example.com", 80))
     except OSError:
         pass
 print("ok")`;
-    const verdict = await verifyCodeAnswer(task(), fenced(code), { sandbox });
-    expect(verdict).toMatchObject({ status: 'correct', detail: expect.stringContaining('exact') });
-    expect(connections).toBe(0);
-  });
+      const verdict = await verifyCodeAnswer(task(), fenced(code), { sandbox });
+      expect(verdict).toMatchObject({ status: 'correct', detail: expect.stringContaining('exact') });
+      expect(connections).toBe(0);
+    });
 
-  it('writes outside its directory do not reach the machine', async () => {
-    const name = `ratchet-escape-${randomUUID()}`;
-    const targets = [`/tmp/${name}`, `/usr/${name}`, `${process.cwd()}/${name}`, `/root/${name}`];
-    const code = `for path in ${JSON.stringify(targets)}:
+    it('writes outside its directory do not reach the machine', async () => {
+      const name = `ratchet-escape-${randomUUID()}`;
+      const targets = [`/tmp/${name}`, `/usr/${name}`, `${process.cwd()}/${name}`, `/root/${name}`];
+      const code = `for path in ${JSON.stringify(targets)}:
     try:
         open(path, "w").write("escaped")
     except OSError:
         pass
 open("own-file.txt", "w").write("mine")
 print(open("own-file.txt").read() and "ok")`;
-    const verdict = await verifyCodeAnswer(task(), fenced(code), { sandbox });
-    expect(verdict.status).toBe('correct');
-    for (const path of targets) expect(existsSync(path)).toBe(false);
-  });
+      const verdict = await verifyCodeAnswer(task(), fenced(code), { sandbox });
+      expect(verdict.status).toBe('correct');
+      for (const path of targets) expect(existsSync(path)).toBe(false);
+    });
 
-  it("the worker's environment never reaches the answer", async () => {
-    expect(process.env.RATCHET_ISOLATION_PROBE).toBe(secret);
-    const code = `import os, glob
+    it("the worker's environment never reaches the answer", async () => {
+      expect(process.env.RATCHET_ISOLATION_PROBE).toBe(secret);
+      const code = `import os, glob
 seen = "${secret}" in repr(dict(os.environ))
 for path in glob.glob("/proc/*/environ") + ["/proc/${process.pid}/environ", "/proc/1/environ"]:
     try:
@@ -112,16 +119,19 @@ for path in glob.glob("/proc/*/environ") + ["/proc/${process.pid}/environ", "/pr
     except OSError:
         pass
 print("leaked" if seen else "ok", sorted(os.environ))`;
-    const verdict = await verifyCodeAnswer(task(['ok']), fenced(code), { sandbox });
-    expect(verdict.status).toBe('wrong');
-    expect(verdict.detail).toMatch(/got "ok \[/);
-    expect(verdict.detail).not.toContain('leaked');
-    expect(verdict.detail).not.toContain('DATABASE_URL');
-  });
+      const verdict = await verifyCodeAnswer(task(['ok']), fenced(code), { sandbox });
+      expect(verdict.status).toBe('wrong');
+      expect(verdict.detail).toMatch(/got "ok \[/);
+      expect(verdict.detail).not.toContain('leaked');
+      expect(verdict.detail).not.toContain('DATABASE_URL');
+    });
 
-  it('an answer that kills its harness is a runtime error, not a sandbox failure', async () => {
-    const verdict = await verifyCodeAnswer(task(), fenced('import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint("ok")'), { sandbox });
-    expect(verdict.status).toBe('runtime_error');
-    await expectStillJudging();
-  });
+    it('an answer that kills its harness is judged (never a sandbox failure)', async () => {
+      const verdict = await verifyCodeAnswer(task(), fenced('import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint("ok")'), { sandbox });
+      // Under bwrap the harness dies: a runtime error. Under the floor the harness is its PID namespace's init,
+      // which ignores a SIGKILL from inside, so the answer goes on and is judged on what it printed.
+      expect(verdict.status).toBe(tool === 'unshare' ? 'correct' : 'runtime_error');
+      await expectStillJudging();
+    });
+});
 });
