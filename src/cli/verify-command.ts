@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { Command } from 'commander';
-import { VerifierPool } from '../verifier/index.js';
+import { Command, Option } from 'commander';
+import { type AnswerExtraction, VerifierPool } from '../verifier/index.js';
 import { positiveInt } from './shared-options.js';
 
 /** Checks in flight at once; answers are still written in input order. */
@@ -12,8 +12,13 @@ export function verifyCommand(): Command {
   return new Command('verify')
     .description('check answers: reads {"gold": ..., "pred": ...} JSON lines on stdin, writes one verdict line each')
     .option('--budget-ms <ms>', 'wall-clock budget per check', positiveInt, 3000)
-    .action(async (flags: { budgetMs: number }) => {
-      const { lines, invalid } = await runVerifyCommand(process.stdin, process.stdout, { budgetMs: flags.budgetMs });
+    .addOption(
+      new Option('--extraction <mode>', 'where the answer is found: "stated" (box, answer statement or a bare answer) or "math-verify" (also the last math span or number of any text)')
+        .choices(['stated', 'math-verify'])
+        .default('stated'),
+    )
+    .action(async (flags: { budgetMs: number; extraction: AnswerExtraction }) => {
+      const { lines, invalid } = await runVerifyCommand(process.stdin, process.stdout, { budgetMs: flags.budgetMs, extraction: flags.extraction });
       process.stderr.write(`verified ${lines - invalid} lines${invalid > 0 ? `, ${invalid} invalid` : ''}\n`);
     });
 }
@@ -27,9 +32,9 @@ export function verifyCommand(): Command {
 export async function runVerifyCommand(
   input: NodeJS.ReadableStream,
   output: NodeJS.WritableStream,
-  options: { budgetMs?: number },
+  options: { budgetMs?: number; extraction?: AnswerExtraction },
 ): Promise<{ lines: number; invalid: number }> {
-  const pool = new VerifierPool({ budgetMs: options.budgetMs });
+  const pool = new VerifierPool({ budgetMs: options.budgetMs, extraction: options.extraction });
   const pending: Array<Promise<string>> = [];
   let lines = 0;
   let invalid = 0;

@@ -3,11 +3,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runVerifyCommand } from '../../src/cli/verify-command.js';
 import { ensureWorkerBuilt } from './built-worker.js';
 
-async function run(lines: string[]): Promise<{ result: { lines: number; invalid: number }; out: Array<Record<string, unknown>> }> {
+async function run(lines: string[], extraction?: 'stated' | 'math-verify'): Promise<{ result: { lines: number; invalid: number }; out: Array<Record<string, unknown>> }> {
   const output = new PassThrough();
   const chunks: Buffer[] = [];
   output.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const result = await runVerifyCommand(Readable.from([lines.join('\n')]), output, { budgetMs: 3000 });
+  const result = await runVerifyCommand(Readable.from([lines.join('\n')]), output, { budgetMs: 3000, extraction });
   const out = Buffer.concat(chunks).toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   return { result, out };
 }
@@ -38,5 +38,13 @@ describe('ratchet verify', () => {
     expect(result).toEqual({ lines: 4, invalid: 2 });
     expect(out.map((v) => [v.line, v.status])).toEqual([[1, 'correct'], [2, 'error'], [4, 'error'], [5, 'correct']]);
     expect(String(out[1]!.detail)).toContain('line 2');
+  });
+
+  it('compares a bare answer directly, and reads a last math span in prose only with --extraction math-verify', async () => {
+    const lines = [JSON.stringify({ gold: '1000', pred: '1,000' }), JSON.stringify({ gold: '7', pred: 'Adding the two counts gives $7$.' })];
+    const stated = await run(lines);
+    expect(stated.out.map((v) => v.status)).toEqual(['correct', 'no_answer']);
+    const compatible = await run(lines, 'math-verify');
+    expect(compatible.out.map((v) => [v.status, v.predicted])).toEqual([['correct', '1,000'], ['correct', '7']]);
   });
 });
