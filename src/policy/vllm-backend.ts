@@ -9,8 +9,15 @@ import { decodeVllmChunk } from './vllm-stream-decoder.js';
 
 // GET /v1/models: {object: 'list', data: [ModelCard{id, root, max_model_len, ...}]}.
 const modelList = z.object({
-  data: z.array(z.object({ id: z.string(), max_model_len: z.number().int().positive().nullish() }).passthrough()).min(1),
+  data: z.array(z.object({ id: z.string(), root: z.string().nullish(), max_model_len: z.number().int().positive().nullish() }).passthrough()).min(1),
 }).passthrough();
+
+/** The model a vLLM server serves: its name, the directory it loaded (`root`) and its context window. */
+interface ServedModel {
+  id: string;
+  root: string;
+  maxModelLen: number | undefined;
+}
 
 /**
  * vLLM's OpenAI-compatible `/v1/completions`, token in and token out: the prompt is a list of token ids (a valid
@@ -23,7 +30,7 @@ export class VllmBackend implements InferenceBackend {
   readonly url: string;
   /** `Authorization` for a server started with `--api-key`: sent on every request, never part of a message. */
   private readonly headers: Record<string, string>;
-  private model: Promise<{ id: string; maxModelLen: number | undefined }> | undefined;
+  private model: Promise<ServedModel> | undefined;
   /** In-flight requests by our request id: aborting one ends its stream with `abort`. */
   private readonly interrupts = new Map<string, AbortController>();
 
@@ -81,13 +88,16 @@ export class VllmBackend implements InferenceBackend {
    * `VLLM_SERVER_DEV_MODE=1` (serve/dev/rpc/api_router.py). Around it: `POST /pause?mode=abort` ends every
    * in-flight request with finish_reason `abort` (serve/dev/rlhf/api_router.py), `/reset_prefix_cache` drops KV
    * computed with the old weights, `/resume` reopens. Releases without /pause still get our own requests
-   * interrupted. vLLM keeps no weight version, so `version` only names the update in errors.
+   * interrupted. vLLM keeps no weight version, so `version` only names the update in errors. A real vLLM
+   * (0.32) fails `reload_weights` without a `weights_path` (HTTP 500), so a version published without one
+   * reloads the served model's own directory (`root` in /v1/models), as SGLang's backend does with model_path.
    */
   async updateWeights(version: number, weightsPath?: string): Promise<void> {
+    const path = weightsPath ?? (await this.servedModel()).root;
     for (const interrupt of this.interrupts.values()) interrupt.abort();
     await this.devCall('/pause?mode=abort', undefined, { optional: true });
     try {
-      await this.devCall('/collective_rpc', { method: 'reload_weights', kwargs: weightsPath ? { weights_path: weightsPath } : {} }, {
+      await this.devCall('/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: path } }, {
         optional: false, what: `reload weights for version ${version}`,
       });
       await this.devCall('/reset_prefix_cache', undefined, { optional: true });
@@ -102,9 +112,9 @@ export class VllmBackend implements InferenceBackend {
     return maxModelLen;
   }
 
-  private servedModel(): Promise<{ id: string; maxModelLen: number | undefined }> {
+  private servedModel(): Promise<ServedModel> {
     this.model ??= requestJson(`${this.url}/v1/models`, { method: 'GET', headers: this.headers }, modelList, 10_000)
-      .then((list) => ({ id: list.data[0]!.id, maxModelLen: list.data[0]!.max_model_len ?? undefined }))
+      .then(({ data: [card] }) => ({ id: card!.id, root: card!.root ?? card!.id, maxModelLen: card!.max_model_len ?? undefined }))
       .catch((error: unknown) => {
         this.model = undefined;
         throw error;

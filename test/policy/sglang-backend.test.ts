@@ -12,6 +12,7 @@ async function fakeSglangServer(options: FakeSglangOptions): Promise<ContractSer
     prompt: [151644, 872, 198, 3838, 374, 220, 21, 24768, 220, 22, 30, 151645],
     contextWindow: fake.contextLength,
     reportsWeightVersion: true,
+    checkpoint: (version) => `/checkpoints/step-${version}`,
     served: (rid) => {
       const record = fake.served(rid);
       return record && { prompt: record.body['input_ids'] ?? record.body['text'], sentIds: record.sentIds, sentLogprobs: record.sentLogprobs, end: record.end };

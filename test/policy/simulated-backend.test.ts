@@ -20,6 +20,7 @@ async function simulatedServer(overrides: Partial<SimulatedPolicyConfig>): Promi
     prompt: promptIds(tokenizer, problems[0]!.problem),
     contextWindow: config.contextWindow,
     reportsWeightVersion: true,
+    checkpoint: (version) => `/checkpoints/step-${version}`,
     served: (rid) => {
       const record = policy.stats().recent.find((r) => r.rid === rid);
       return record && { prompt: record.inputIds, sentIds: record.sentIds, sentLogprobs: record.sentLogprobs, end: record.end };

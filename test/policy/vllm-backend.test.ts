@@ -13,6 +13,7 @@ runBackendContract('VllmBackend', async () => {
     prompt: [151644, 872, 198, 3838, 374, 220, 21, 24768, 220, 22, 30, 151645],
     contextWindow: fake.maxModelLen,
     reportsWeightVersion: false,
+    checkpoint: (version) => `/checkpoints/step-${version}`,
     served: (requestId) => {
       const record = fake.served(requestId);
       return record && { prompt: record.body['prompt'], sentIds: record.sentIds, sentLogprobs: record.sentLogprobs, end: record.end };
@@ -56,9 +57,21 @@ describe('VllmBackend against fake vLLM', () => {
   });
 
   it('reports a 400 error body as PolicyRejectedRequest carrying vLLM\'s message', async () => {
-    const failure = backend.generate({ inputIds: [1], maxNewTokens: 10_000, temperature: 1, requestId: 'too-long' }, () => undefined);
+    const failure = backend.generate({ inputIds: Array(4097).fill(1), maxNewTokens: 10, temperature: 1, requestId: 'too-long' }, () => undefined);
     await expect(failure).rejects.toBeInstanceOf(PolicyRejectedRequest);
     await expect(failure).rejects.toThrow(/HTTP 400.*maximum context length is 4096 tokens/s);
+  });
+
+  it('gets max_tokens capped to the room the window leaves, as vLLM does, instead of a refusal', async () => {
+    const chunks: number[] = [];
+    const end = await backend.generate({ inputIds: Array(4090).fill(1), maxNewTokens: 100, temperature: 1, requestId: 'capped' }, (chunk) => chunks.push(...chunk.ids));
+    expect(end.finishReason).toBe('length');
+    expect(chunks).toHaveLength(6);
+  });
+
+  it('reloads the served model\'s own directory for a version published without weights', async () => {
+    await backend.updateWeights(7);
+    expect(fake.rpcCalls().at(-1)).toEqual({ method: 'reload_weights', args: [], kwargs: { weights_path: FAKE_VLLM_MODEL } });
   });
 
   it('refuses streamed tokens that are text instead of token ids', () => {

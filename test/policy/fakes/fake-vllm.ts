@@ -6,7 +6,8 @@ import { fakeOutput, listen, pause, sendEvent, sendJson, startEvents, type FakeF
  * A local stand-in for a vLLM OpenAI-compatible server, answering with the shapes of vllm/entrypoints/openai:
  * streamed `CompletionStreamResponse` chunks carrying only new tokens, `logprobs.tokens` as `"token_id:<id>"`
  * with `return_tokens_as_token_ids`, finish reasons stop/length/abort, `{"error": {message, type, param, code}}`
- * error bodies, `/v1/models` with `max_model_len`, and the dev-mode (`VLLM_SERVER_DEV_MODE=1`) endpoints
+ * error bodies, a prompt over the window refused but max_tokens capped to the room left, `/v1/models` with
+ * `max_model_len` and `root`, and the dev-mode (`VLLM_SERVER_DEV_MODE=1`) endpoints
  * `/pause`, `/resume`, `/collective_rpc`, `/reset_prefix_cache`. A client disconnect aborts the request.
  */
 export interface FakeVllmOptions {
@@ -55,6 +56,10 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
       const parsed = rpcBody.safeParse(body);
       if (!parsed.success) return error(response, 400, 'BadRequestError', "Missing 'method' in request body");
       rpcCalls.push(parsed.data);
+      // A real vLLM's reload_weights without weights_path fails in the worker (HTTP 500).
+      if (parsed.data.method === 'reload_weights' && !parsed.data.kwargs['weights_path']) {
+        return error(response, 500, 'InternalServerError', 'Call to collective_rpc method failed: Worker failed with error \'no weights_path\'');
+      }
       return sendJson(response, 200, { results: [null] });
     }
     sendJson(response, 404, { detail: 'Not Found' });
@@ -72,10 +77,12 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     const prompt = completion.prompt;
     if (typeof prompt === 'string' || typeof prompt[0] !== 'number') return error(response, 400, 'BadRequestError', 'the fake serves one token-id prompt');
     const promptIds = prompt as number[];
-    const maxTokens = completion.max_tokens ?? 16;
-    if (promptIds.length + maxTokens > maxModelLen) {
-      return error(response, 400, 'BadRequestError', `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${promptIds.length + maxTokens} tokens (${promptIds.length} in the messages, ${maxTokens} in the completion). Please reduce the length of the messages or completion.`);
+    // As vLLM 0.32 does: a prompt over the window is refused, max_tokens is capped to the room left (not refused).
+    if (promptIds.length > maxModelLen) {
+      return error(response, 400, 'BadRequestError', `This model's maximum context length is ${maxModelLen} tokens. However, your prompt contains at least ${promptIds.length} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=${promptIds.length})`);
     }
+    const maxTokens = Math.min(completion.max_tokens ?? 16, maxModelLen - promptIds.length);
+    if (maxTokens < 1) return error(response, 400, 'BadRequestError', `max_tokens must be at least 1, got ${maxTokens}. (parameter=max_tokens, value=${maxTokens})`);
     if (!completion.stream) return error(response, 400, 'BadRequestError', 'the fake only streams');
     const output = fakeOutput(promptIds, options.outputLength ?? 40, maxTokens, FAKE_VLLM_EOS);
     const abort = new AbortController();
@@ -121,7 +128,8 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     };
     return {
       id: 'cmpl-fake', object: 'text_completion', created: 0, model: FAKE_VLLM_MODEL,
-      choices: [{ index: 0, text: ids.map((id) => `<${id}>`).join(''), logprobs, finish_reason: finish, stop_reason: null }],
+      choices: [{ index: 0, text: ids.map((id) => `<${id}>`).join(''), logprobs, finish_reason: finish, stop_reason: null, prompt_token_ids: null, token_ids: null }],
+      ...(finish ? { system_fingerprint: 'vllm-fake' } : {}),
     };
   }
 
