@@ -1,3 +1,4 @@
+import type { CodeTask } from '../code/types.js';
 import type { RowError } from './row-error.js';
 
 /** One dataset row, normalised across the GSM8K, MATH and AReaL shapes. */
@@ -8,9 +9,14 @@ export interface Problem {
   taskId?: number;
   /** The question text. */
   problem: string;
-  /** Gold answers as the dataset stores them (GSM8K: the worked answer; MATH: [answer]; AReaL: solutions). */
+  /**
+   * Gold answers as the dataset stores them (GSM8K: the worked answer; MATH: [answer]; AReaL: solutions).
+   * For a code task: its reference solutions, possibly none; the tests in `code` are what judges an answer.
+   */
   gold: string[];
-  source: 'gsm8k' | 'math' | 'areal';
+  source: 'gsm8k' | 'math' | 'areal' | 'apps' | 'livecodebench';
+  /** Present on a code row only: its test cases and limits. Absent means a math problem. */
+  code?: CodeTask;
 }
 
 /** The valid problems of one file, and every row that was skipped. */

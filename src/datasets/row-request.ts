@@ -21,9 +21,10 @@ export function rowRequestProblem(problem: Problem): string | undefined {
     qid: problem.qid,
     ...(problem.taskId === undefined ? {} : { taskId: problem.taskId }),
     problem: problem.problem,
-    gold: problem.gold,
+    // A code task is judged by its tests, which the request will carry instead of reference solutions.
+    gold: problem.code ? ['(judged by the tests)'] : problem.gold,
   };
-  const bytes = jsonBytesOver(probe, MAX_REQUEST_JSON_BYTES - SUBMISSION_BYTES);
+  const bytes = jsonBytesOver(problem.code ? { ...probe, code: problem.code } : probe, MAX_REQUEST_JSON_BYTES - SUBMISSION_BYTES);
   if (bytes !== undefined) {
     return `too large: its trajectory request would be about ${bytes + SUBMISSION_BYTES} bytes as JSON, over the ${MAX_REQUEST_JSON_BYTES}-byte limit (Temporal rejects payloads over 2 MiB)`;
   }

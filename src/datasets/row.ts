@@ -19,7 +19,7 @@ export function parseRow(line: string): RowResult {
     const keys = Object.keys(record).join(', ') || 'none';
     return {
       ok: false,
-      message: `unknown row shape (keys: ${keys}); expected GSM8K question/answer, MATH problem/answer or AReaL query_id/prompt/solutions`,
+      message: `unknown row shape (keys: ${keys}); expected GSM8K question/answer, MATH problem/answer, AReaL query_id/prompt/solutions (or task "code" with input_output), APPS/TACO question/input_output or LiveCodeBench question_content/public_test_cases`,
     };
   }
 

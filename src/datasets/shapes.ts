@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { apps, arealCode, livecodebench } from './code-shapes.js';
 import type { Problem } from './problem.js';
 
 /** A parsed row before it gets its fallback qid, which depends on the file and line. */
 export type RowProblem = Omit<Problem, 'qid'> & { id?: string };
 
-export type Shape = Problem['source'];
+export type Shape = 'gsm8k' | 'math' | 'areal' | 'areal_code' | 'apps' | 'livecodebench';
 
 // Far beyond any real problem or solution (MATH-500's longest field is ~3.4k characters); a longer field
 // is a corrupt row, and keeping it would bloat every prompt and stored trajectory.
@@ -50,7 +51,7 @@ const areal = z
     task_id: taskId,
   })
   .refine((row) => row.task === undefined || row.task === 'math', {
-    error: (issue) => `unsupported task ${JSON.stringify((issue.input as { task: unknown }).task)} (only "math" loads)`,
+    error: (issue) => `unsupported task ${JSON.stringify((issue.input as { task: unknown }).task)} (only "math" and "code" load)`,
   })
   .transform((row): RowProblem => ({
     id: row.query_id,
@@ -61,15 +62,20 @@ const areal = z
   }));
 
 /** The zod schema for each row shape; each one also maps the row onto a problem. */
-export const schemas = { gsm8k, math, areal } as const;
+export const schemas = { gsm8k, math, areal, areal_code: arealCode, apps, livecodebench } as const;
 
-export const shapeNames: Record<Shape, string> = { gsm8k: 'GSM8K', math: 'MATH', areal: 'AReaL' };
+export const shapeNames: Record<Shape, string> = {
+  gsm8k: 'GSM8K', math: 'MATH', areal: 'AReaL', areal_code: 'AReaL code', apps: 'APPS/TACO', livecodebench: 'LiveCodeBench',
+};
 
 /**
  * Picks a row's shape from its distinctive keys, so a row missing a required field is reported against
  * the shape it was meant to be (`MATH row: "answer" is missing`) rather than as unknown.
  */
 export function detectShape(row: Record<string, unknown>): Shape | undefined {
+  if (row.task === 'code') return 'areal_code';
+  if ('question_content' in row || 'public_test_cases' in row) return 'livecodebench';
+  if ('question' in row && 'input_output' in row) return 'apps';
   if ('query_id' in row || 'solutions' in row || 'prompt' in row) return 'areal';
   if ('question' in row) return 'gsm8k';
   if ('problem' in row) return 'math';

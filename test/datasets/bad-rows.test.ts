@@ -23,7 +23,7 @@ describe('a malformed row is reported with file:line and skipped while the rest 
 
   it('an unknown shape', () => {
     expect(rejection('{"text": "q", "label": "1"}')).toBe(
-      'data/set.jsonl:2: unknown row shape (keys: text, label); expected GSM8K question/answer, MATH problem/answer or AReaL query_id/prompt/solutions',
+      'data/set.jsonl:2: unknown row shape (keys: text, label); expected GSM8K question/answer, MATH problem/answer, AReaL query_id/prompt/solutions (or task "code" with input_output), APPS/TACO question/input_output or LiveCodeBench question_content/public_test_cases',
     );
   });
 
@@ -55,9 +55,9 @@ describe('a malformed row is reported with file:line and skipped while the rest 
     );
   });
 
-  it('an AReaL task other than math', () => {
-    expect(rejection('{"query_id": "q", "prompt": "p", "solutions": ["1"], "task": "code"}')).toBe(
-      'data/set.jsonl:2: AReaL row: unsupported task "code" (only "math" loads)',
+  it('an AReaL task other than math or code', () => {
+    expect(rejection('{"query_id": "q", "prompt": "p", "solutions": ["1"], "task": "proof"}')).toBe(
+      'data/set.jsonl:2: AReaL row: unsupported task "proof" (only "math" and "code" load)',
     );
   });
 
