@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { type AnswerExtraction, VerifierPool } from '../verifier/index.js';
 import { positiveInt } from './shared-options.js';
+import { verifyCodeLine } from './verify-code-line.js';
 
 /** Checks in flight at once; answers are still written in input order. */
 const WINDOW = 256;
@@ -51,6 +52,12 @@ export async function runVerifyCommand(
       if (text.trim() === '') continue;
       lines += 1;
       const line = lineNumber;
+      const codeVerdict = verifyCodeLine(text);
+      if (codeVerdict) {
+        pending.push(codeVerdict.then((verdict) => JSON.stringify({ line, ...verdict })));
+        await flush(WINDOW);
+        continue;
+      }
       const parsed = parseInputLine(text);
       if (typeof parsed === 'string') {
         invalid += 1;
