@@ -47,7 +47,9 @@ function wholeMathSpan(text: string): string | null {
 
 /** Words of two or more letters that are not LaTeX commands, units, numbers in words or math words. */
 function proseWords(text: string): string[] {
-  const words = text.replace(/\\[a-zA-Z]+/g, ' ').match(/[A-Za-z]{2,}/g) ?? [];
+  // An environment's name (`\begin{pmatrix}`) and an operator's (`\operatorname{lcm}`) are LaTeX, not prose.
+  const latexFree = text.replace(/\\(?:begin|end|operatorname|mathbb|mathcal)\s*\{[^{}]*\}/g, ' ').replace(/\\[a-zA-Z]+/g, ' ');
+  const words = latexFree.match(/[A-Za-z]{2,}/g) ?? [];
   return words.filter((w) => {
     const lower = w.toLowerCase();
     return !MATH_WORDS.has(lower) && !UNIT_WORDS.has(lower) && wordsToNumber(lower) === null;
