@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
 import { AdmissionController } from '../../src/admission/admission-controller.js';
 import { createBackend } from '../../src/policy/backend-config.js';
+import type { InferenceBackend } from '../../src/policy/inference-backend.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
@@ -45,6 +46,8 @@ export interface WorkerOptions {
   cpu?: boolean;
   gpu?: boolean;
   heartbeatIntervalMs?: number;
+  /** The GPU worker's inference server: the simulated policy unless given (a real vLLM in test/real-servers). */
+  backend?: InferenceBackend;
   /** Workflow code for the CPU worker: the current release's unless given. */
   workflowBundle?: WorkflowBundle;
 }
@@ -77,7 +80,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
         : await createCpuWorker({ connection: workerConnection, namespace: 'default', pool, tokenizer, verifier, workflowBundle: options.workflowBundle });
       const cpuRunning = cpuWorker?.run();
       const gpu = options.gpu === false ? undefined : await startGpuWorkerService({
-        connection: workerConnection, namespace: 'default', pool, databaseUrl: postgres.url, backend: createBackend('sglang', policy.url),
+        connection: workerConnection, namespace: 'default', pool, databaseUrl: postgres.url, backend: options.backend ?? createBackend('sglang', policy.url),
         slots: 16, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
       });
       return async () => {
