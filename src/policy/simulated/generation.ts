@@ -1,7 +1,9 @@
 import type { ModelTokenizer } from '../../tokens/model-tokenizer.js';
 import { MATH_INSTRUCTION, mathUserMessage } from '../../tokens/math-prompt.js';
+import { CODE_INSTRUCTION, codeUserMessage, isRenderedPrompt } from '../../tokens/code-prompt.js';
 import type { Problem } from '../../datasets/index.js';
 import { writeAnswer } from './answer-writer.js';
+import { writeCodeAnswer } from './code-answer-writer.js';
 import { correctProbabilityAt, type SimulatedPolicyConfig } from './policy-config.js';
 
 export interface SimulatedGeneration {
@@ -15,9 +17,25 @@ export interface SimulatedGeneration {
 /** Knows the gold answers of the dataset it was given, so it can be right on purpose. */
 export class AnswerBook {
   private readonly byMessage = new Map<string, string[]>();
+  private readonly codeByMessage = new Map<string, Problem>();
+  private readonly codeByRenderedPrompt: Problem[] = [];
 
   constructor(problems: readonly Problem[]) {
-    for (const problem of problems) this.byMessage.set(mathUserMessage(problem.problem), problem.gold);
+    for (const problem of problems) {
+      if (!problem.code) this.byMessage.set(mathUserMessage(problem.problem), problem.gold);
+      else if (isRenderedPrompt(problem.problem)) this.codeByRenderedPrompt.push(problem);
+      else this.codeByMessage.set(codeUserMessage(problem.problem), problem);
+    }
+  }
+
+  /** Finds a code problem in a decoded context, by its user message or its already rendered prompt. */
+  lookUpCode(decodedContext: string): Problem | undefined {
+    const end = decodedContext.indexOf(CODE_INSTRUCTION);
+    if (end >= 0) {
+      const head = decodedContext.slice(0, end + CODE_INSTRUCTION.length);
+      for (const [message, problem] of this.codeByMessage) if (head.endsWith(message)) return problem;
+    }
+    return this.codeByRenderedPrompt.find((problem) => decodedContext.startsWith(problem.problem));
   }
 
   /** Finds the problem in a decoded context: the first user message is rendered verbatim by every chat template. */
@@ -39,7 +57,8 @@ export function simulateGeneration(
   const turn = Math.max(0, decoded.split('<|im_start|>assistant').length - 2);
   const correct = random() < correctProbabilityAt(config, turn);
   const sentences = Math.max(1, Math.round((config.reasoningTokens / 12) * (0.5 + random())));
-  const text = writeAnswer(book.lookUp(decoded), correct, sentences, random);
+  const codeProblem = book.lookUpCode(decoded);
+  const text = codeProblem ? writeCodeAnswer(codeProblem, correct, random) : writeAnswer(book.lookUp(decoded), correct, sentences, random);
   const ids = [...tokenizer.encode(text), tokenizer.eosTokenId];
   const outputIds = ids.slice(0, maxNewTokens);
   const logprobs = outputIds.map(() => -Math.abs(gaussian(random)) * 0.35);
