@@ -53,6 +53,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   console.log(`throughput: ${((cases.length / totalMs) * 1000).toFixed(0)} checks/s on one core (${cases.length} checks)`);
   await poolThroughput(cases);
   await adversarial();
+  await (await import('../code/bench-code.js')).benchCode();
   if (mistakes.length > 0) console.log(`\ndisagreements (${mistakes.length}):\n${mistakes.slice(0, 60).join('\n')}`);
   return 0;
 }
