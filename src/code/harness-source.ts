@@ -27,6 +27,10 @@ from bisect import *
 for name in ("typing", "collections", "heapq", "math", "itertools", "bisect", "functools", "re", "string", "copy", "operator"):
     __import__(name)
 
+# Numeric libraries start a thread per core; under the process limit one is enough.
+for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[name] = "1"
+
 job = json.loads(sys.stdin.readline())
 out = sys.stdout
 def emit(record):

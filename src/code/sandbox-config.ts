@@ -20,8 +20,9 @@ export interface SandboxConfig {
   /** Wall-clock cap on one answer, all its tests together, in seconds (`RATCHET_CODE_ANSWER_TIMEOUT_S`); default 60. */
   answerTimeoutS: number;
   /**
-   * When the worker runs as root, sandbox k runs as host uid `firstUid + k` (default 61000), so each
-   * sandbox has its own process count and none can signal the worker or another sandbox.
+   * When the worker runs as root, sandbox k runs as host uid `firstUid + k` (`RATCHET_CODE_FIRST_UID`, default
+   * 61000), so each sandbox has its own process count and none can signal the worker or another sandbox. Give
+   * each worker process on one host its own range.
    */
   firstUid: number;
 }
@@ -40,7 +41,7 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
     maxFileBytes: 16 * 1024 * 1024,
     maxOutputBytes: 16 * 1024 * 1024,
     answerTimeoutS: positive(env.RATCHET_CODE_ANSWER_TIMEOUT_S, 'RATCHET_CODE_ANSWER_TIMEOUT_S') ?? 60,
-    firstUid: 61000,
+    firstUid: positive(env.RATCHET_CODE_FIRST_UID, 'RATCHET_CODE_FIRST_UID') ?? 61000,
   };
 }
 
