@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { loadTurnOutputIds, saveVerdictAndFeedback } from '../store/turn-store.js';
-import type { VerifierPool } from '../verifier/index.js';
+import type { AnswerExtraction, VerifierPool } from '../verifier/index.js';
 import { feedbackRenderer } from './append-feedback.js';
 import { classified } from './failures.js';
 import { judgeAnswer, throwIfVerifierFailed, verifyResult, type VerifyInput, type VerifyResult } from './verify.js';
@@ -9,6 +9,8 @@ import { judgeAnswer, throwIfVerifierFailed, verifyResult, type VerifyInput, typ
 export interface EnvironmentStepInput extends VerifyInput {
   /** The output ended with EOS; otherwise the feedback first closes the assistant message. */
   outputHadEos: boolean;
+  /** The run's answer extraction (rollout option `answerExtraction`); the pool's default when absent. */
+  extraction?: AnswerExtraction;
 }
 
 export interface EnvironmentStepResult extends VerifyResult {
@@ -25,7 +27,7 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
   return async function environmentStep(input: EnvironmentStepInput): Promise<EnvironmentStepResult> {
     return classified(async () => {
       const answerText = tokenizer.decodeText(await loadTurnOutputIds(pool, input.trajectoryId, input.turn));
-      const verdict = await judgeAnswer(verifier, input, answerText);
+      const verdict = await judgeAnswer(verifier, input, answerText, input.extraction ? { extraction: input.extraction } : {});
       const feedback = feedbackFor(verdict.equal, input.outputHadEos);
       await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, { answerText, extracted: verdict.predicted, status: verdict.status }, feedback);
       throwIfVerifierFailed(input, verdict);

@@ -3,6 +3,7 @@ import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { appendFeedbackActivity } from './append-feedback.js';
+import { checkRequest } from './check-request.js';
 import { environmentStepActivity } from './environment-step.js';
 import { generateActivity } from './generate.js';
 import { joinGroupActivity } from './join-group.js';
@@ -16,6 +17,7 @@ import { verifyActivity } from './verify.js';
  */
 export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool }) {
   return {
+    checkRequest,
     joinGroupForAdmission: joinGroupActivity(deps.pool),
     tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
     environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, deps.verifier),

@@ -3,7 +3,7 @@ import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { loadTurnOutputIds, saveVerdict } from '../store/turn-store.js';
-import type { Verdict, VerdictStatus, VerifierPool } from '../verifier/index.js';
+import type { Verdict, VerdictStatus, VerifierOptions, VerifierPool } from '../verifier/index.js';
 import { classified, FailureType } from './failures.js';
 
 export interface VerifyInput {
@@ -43,8 +43,8 @@ export function verifyActivity(pool: pg.Pool, tokenizer: ModelTokenizer, verifie
  * Runs the verifier on one turn's answer. A timeout is retried once (the machine may have been busy), then
  * recorded as the verdict `timeout` — visible, never folded into `wrong`.
  */
-export async function judgeAnswer(verifier: VerifierPool, input: VerifyInput, answerText: string): Promise<Verdict> {
-  const verdict = await verifier.verify(input.gold, answerText);
+export async function judgeAnswer(verifier: VerifierPool, input: VerifyInput, answerText: string, options: VerifierOptions = {}): Promise<Verdict> {
+  const verdict = await verifier.verify(input.gold, answerText, options);
   if (verdict.status === 'timeout' && Context.current().info.attempt <= TIMEOUT_RETRIES) {
     throw ApplicationFailure.retryable(`verifying ${input.trajectoryId} turn ${input.turn} ran past its budget`, FailureType.VerifierTimeout);
   }

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadDataset, type Problem } from '../datasets/index.js';
 import type { RolloutOptions } from '../trajectory/options.js';
+import { describeRowErrors } from './dataset-report.js';
 
 export function positiveInt(value: string): number {
   const n = Number(value);
@@ -29,7 +30,8 @@ export function withRolloutOptions(command: Command): Command {
     .option('--reward-scaling <x>', 'reward scaling', finiteNumber)
     .option('--reward-bias <x>', 'reward bias', finiteNumber)
     .option('--max-new-tokens <n>', 'per-turn token budget (default 1024)', positiveInt)
-    .option('--layout <layout>', 'packing: seed (one sequence per turn) or concat (AReaL-lite)');
+    .option('--layout <layout>', 'packing: seed (one sequence per turn) or concat (AReaL-lite)')
+    .option('--answer-extraction <mode>', 'what the verifier takes as the answer: stated (default) or math-verify');
 }
 
 export function rolloutOptionsFrom(flags: Record<string, unknown>): Partial<RolloutOptions> {
@@ -41,13 +43,14 @@ export function rolloutOptionsFrom(flags: Record<string, unknown>): Partial<Roll
     rewardBias: flags.rewardBias as number | undefined,
     maxNewTokens: flags.maxNewTokens as number | undefined,
     layout: flags.layout as RolloutOptions['layout'] | undefined,
+    answerExtraction: flags.answerExtraction as RolloutOptions['answerExtraction'] | undefined,
   };
 }
 
-/** Loads a dataset, reporting each malformed row (file:line) on stderr; the other rows run. */
+/** Loads a dataset, reporting malformed rows on stderr (the first few by file:line, then a count); the other rows run. */
 export async function loadProblems(file: string, limit?: number): Promise<Problem[]> {
   const { problems, errors } = await loadDataset(file, { limit });
-  for (const error of errors) process.stderr.write(`skipped ${String(error)}\n`);
+  for (const line of describeRowErrors(file, errors)) process.stderr.write(`${line}\n`);
   if (problems.length === 0) throw new Error(`${file}: no usable rows${errors.length ? ` (${errors.length} malformed)` : ''}`);
   return problems;
 }

@@ -17,6 +17,8 @@ export function simPolicyCommand(): Command {
     .option('--tokens-per-second <n>', 'decode speed per request', finiteNumber)
     .option('--reasoning-tokens <n>', 'mean reasoning length', positiveInt)
     .option('--seed <n>', 'seed for repeatable answers', positiveInt)
+    .option('--chunk-tokens <n>', 'output tokens per streamed chunk (SGLang\'s --stream-interval)', positiveInt)
+    .option('--incremental-streaming-output', 'stream only the new tokens in each chunk, as SGLang does with this flag')
     .option('--seed-per-request', 'with --seed: draw each answer from the seed and the request id, whatever the arrival order')
     .action(async (flags) => {
       const tokenizer = await loadModelTokenizer(loadConfig().tokenizerDir);
@@ -28,6 +30,8 @@ export function simPolicyCommand(): Command {
         ...(flags.reasoningTokens === undefined ? {} : { reasoningTokens: flags.reasoningTokens }),
         ...(flags.seed === undefined ? {} : { seed: flags.seed }),
         ...(flags.seedPerRequest ? { seedPerRequest: true } : {}),
+        ...(flags.chunkTokens === undefined ? {} : { chunkTokens: flags.chunkTokens }),
+        ...(flags.incrementalStreamingOutput ? { incrementalStreamingOutput: true } : {}),
       }, { port: flags.port });
       process.stdout.write(`simulated policy at ${policy.url}\n`);
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);

@@ -19,6 +19,12 @@ export const rolloutOptionsSchema = z.strictObject({
   temperature: z.number(rule('must be >= 0')).min(0).meta({ description: 'Sampling temperature.', default: 1 }),
   layout: z.enum(['seed', 'concat'], rule('must be "seed" or "concat"'))
     .meta({ description: '`seed`: one sequence per turn repeating the history. `concat`: one sequence, AReaL-lite style.', default: 'seed' }),
+  answerExtraction: z.enum(['stated', 'math-verify'], rule('must be "stated" or "math-verify"'))
+    .meta({
+      description: 'What the verifier takes as the answer: `stated` (a box or a final-answer statement, or an output that is only an answer) '
+        + 'or `math-verify` (also the last expression of unmarked prose, as Math-Verify does). See src/verifier/POLICIES.md.',
+      default: 'stated',
+    }),
 });
 
 export type RolloutOptions = z.output<typeof rolloutOptionsSchema>;
@@ -33,6 +39,7 @@ export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
   maxNewTokens: 1024,
   temperature: 1,
   layout: 'seed',
+  answerExtraction: 'stated',
 };
 
 /** Fills defaults and rejects values the seed's semantics cannot mean. Throws a plain Error naming each field. */

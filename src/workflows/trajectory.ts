@@ -1,14 +1,11 @@
 import {
-  ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, proxyLocalActivities, setCurrentDetails,
-  setHandler, upsertSearchAttributes, workflowInfo,
+  ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, proxyLocalActivities,
+  setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
-import type { EnvironmentStepInput, EnvironmentStepResult } from '../activities/environment-step.js';
-import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
-import { validateTrajectoryRequest } from '../trajectory/request.js';
+import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
-import { resolveTrajectoryTimeouts, type ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
 import type { TrajectoryIdentity } from '../store/trajectory-store.js';
@@ -21,30 +18,31 @@ import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type Traject
 
 const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
-// Quick CPU work (milliseconds; a verifier check has a 3 s budget). What cannot succeed fails typed and
-// non-retryable (a rejected row, a verifier error); what is left is a lost connection or worker, retried for as
-// long as it takes: a Postgres outage delays, it never fails. The start-to-close timeout is how soon a killed CPU
-// worker's tasks move to another worker, so it is short: a retry is harmless, every step is idempotent.
-const cpu = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '20s', retry });
+// The CPU steps (milliseconds each; a verifier check has a 3 s budget) run as local activities: in the worker
+// that runs this workflow, recorded as one marker event each, with no task queue round trip. What cannot succeed
+// fails typed and non-retryable; a lost connection is retried for as long as it takes. Every step is idempotent,
+// so running one again after a crash is harmless.
+const cpu = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '20s', retry });
 // A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
-const store = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
-// Since release 3 the same steps run as local activities: in the worker that runs the workflow, recorded as one
-// marker event each, with no task queue round trip. Every step is idempotent, so a re-run after a crash is harmless.
-const local = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '20s', retry });
-const localStore = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '30s', retry });
+const store = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '30s', retry });
+// Recording a failure is a regular activity: it must happen even while the workflow is being cancelled.
+const failures = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
 
 /**
  * One trajectory: a math problem answered for up to N turns, each verified and answered with feedback.
  * `continued` is set when a queued trajectory continued as new to keep its history short.
  */
 export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
-  const checked = checkRequest(input);
-  if ('invalid' in checked) return rejectInvalid(input, checked.invalid);
-  const { request, options } = checked;
-  const releaseThree = patched(Patch.LocalSteps);
-  const steps = releaseThree ? { cpu: local, store: localStore } : { cpu, store };
+  if (!patched(Patch.LocalSteps)) {
+    // Runs started by releases 1 and 2 finish as they started; the module is evaluated only for them.
+    const { releaseTwoTrajectory } = await import(/* webpackMode: "eager" */ './release-two.js');
+    return releaseTwoTrajectory(input, continued);
+  }
+  const checked = await cpu.checkRequest({ request: input, workflowId: workflowInfo().workflowId });
+  if ('invalid' in checked) return rejectInvalid(input, ApplicationFailure.nonRetryable(checked.invalid, FailureType.InvalidRequest));
+  const request = input;
+  const { options, timeouts } = checked;
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
-  const timeouts = resolveTrajectoryTimeouts(request.timeouts);
   const gpu = proxyActivities<GpuActivities>({
     taskQueue: GPU_TASK_QUEUE,
     startToCloseTimeout: `${timeouts.generateStartToCloseSeconds}s`,
@@ -56,7 +54,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
   setHandler(stateQuery, () => state);
   // Ratchet's client sets these when it starts the workflow; a workflow started any other way sets them itself.
-  if (!releaseThree || workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
+  if (workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
     upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
   }
 
@@ -65,14 +63,14 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     if (request.group) {
       state.phase = 'queued';
       const group = request.group;
-      const admission = await awaitAdmission(() => steps.cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(timeouts), continued);
+      const admission = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(timeouts), continued);
       if (admission !== 'admitted') return await continueAsNew<typeof trajectory>(request, admission.continueFrom);
       // A trajectory is born when it may start generating, not when it was queued.
       identity.birthTime = Date.now();
       state.phase = 'tokenizing';
       upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
     }
-    let { promptLen: contextLen } = await steps.cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
+    let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
@@ -82,14 +80,15 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
         break;
       }
       state.phase = 'verifying';
-      const stepInput = { trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason) };
-      const verdict = steps.cpu === local ? await local.environmentStep(stepInput) : await releaseTwoStep(stepInput, state);
-      turns.push({ turn, contextLen, ...output, verdict: verdict.status, success: verdict.success, feedbackLen: verdict.feedbackLen });
-      contextLen += output.outputLen + verdict.feedbackLen;
+      const step = await cpu.environmentStep({
+        trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason), extraction: options.answerExtraction,
+      });
+      turns.push({ turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen });
+      contextLen += output.outputLen + step.feedbackLen;
 
-      Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: verdict.answerTail, lastPredicted: verdict.predicted, policyVersion: output.versionEnd });
-      reportProgress(turns, options.turns, !releaseThree);
-      if (options.earlyStop && verdict.success) {
+      Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
+      reportProgress(turns, options.turns);
+      if (options.earlyStop && step.success) {
         endReason = 'early_stop';
         break;
       }
@@ -98,9 +97,9 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
     const rewards = returnsToGo(rawRewards, options.discount);
     state.phase = 'persisting';
-    await steps.store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
+    await store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
     state.phase = 'completed';
-    upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...(releaseThree ? progressAttributes(turns, turns.length) : [])]);
+    upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...progressAttributes(turns)]);
     return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
@@ -110,40 +109,6 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     state.phase = 'failed';
     if (isCancellation(error)) throw error;
     throw failedTrajectory(request.trajectoryId, state.turn, turns, failure);
-  }
-}
-
-/**
- * Release 1 checked only the rollout options, and failed before recording anything; later releases check the
- * whole request against its schema and record the rejection. Histories of release 1 replay the old way.
- */
-function checkRequest(input: TrajectoryRequest): { request: TrajectoryRequest; options: RolloutOptions } | { invalid: ApplicationFailure } {
-  if (!patched(Patch.RequestSchema)) return { request: input, options: releaseOneOptions(input) };
-  try {
-    const request = validateTrajectoryRequest(input);
-    // Rows, groups and the controller's signals all find a trajectory by its id: it must be the workflow's.
-    if (request.trajectoryId !== workflowInfo().workflowId) {
-      throw new Error(`trajectoryId: "${request.trajectoryId}" must equal the workflow id "${workflowInfo().workflowId}"`);
-    }
-    return { request, options: resolveRolloutOptions(request.options) };
-  } catch (error) {
-    return { invalid: ApplicationFailure.nonRetryable((error as Error).message, FailureType.InvalidRequest) };
-  }
-}
-
-/** Release 2 verified and appended the feedback as two activities on the CPU task queue. */
-async function releaseTwoStep(input: EnvironmentStepInput, state: TrajectoryState): Promise<EnvironmentStepResult> {
-  const verdict = await cpu.verify(input);
-  state.phase = 'feedback';
-  const feedback = await cpu.appendFeedback({ trajectoryId: input.trajectoryId, turn: input.turn, success: verdict.success, outputHadEos: input.outputHadEos });
-  return { ...verdict, feedbackLen: feedback.feedbackLen };
-}
-
-function releaseOneOptions(request: TrajectoryRequest): RolloutOptions {
-  try {
-    return resolveRolloutOptions(request.options);
-  } catch (error) {
-    throw ApplicationFailure.nonRetryable((error as Error).message, FailureType.InvalidRolloutOptions);
   }
 }
 
@@ -157,10 +122,10 @@ async function rejectInvalid(input: unknown, invalid: ApplicationFailure): Promi
 }
 
 async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure): Promise<void> {
-  await CancellationScope.nonCancellable(() => store.persistFailure({
+  await CancellationScope.nonCancellable(() => failures.persistFailure({
     ...identity, turnsDone: turns.length, error: failure.message, failureType: failure.failureType, failureClass: failure.failureClass,
   }));
-  upsertSearchAttributes([{ key: STATUS, value: 'failed' }]);
+  upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
 }
 
 /** The workflow's own failure: typed `TrajectoryFailed`, with the finished turns and the cause's type and class. */
@@ -174,23 +139,21 @@ function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule 
 }
 
 /**
- * Live progress goes to the workflow's details (and the `state` query), which cost no history event. Release 2
- * also upserted the search attributes every turn; since release 3 they are written once, when the trajectory
- * ends: each upsert is a history event and a visibility write, the largest per-turn cost the server had left.
+ * Live progress goes to the workflow's details and the `state` query, which cost no history event. The search
+ * attributes are written once, when the trajectory ends (release 2 upserted them every turn: each upsert is a
+ * history event and a visibility write, the largest per-turn cost the server had left).
  */
-function reportProgress(turns: TurnRecord[], total: number, upsertEveryTurn: boolean): void {
-  const last = turns[turns.length - 1]!;
+function reportProgress(turns: TurnRecord[], total: number): void {
   const successes = turns.filter((t) => t.success).length;
-  if (upsertEveryTurn) upsertSearchAttributes(progressAttributes(turns, last.turn));
-  setCurrentDetails(`turn ${last.turn + 1}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${last.versionEnd}`);
+  setCurrentDetails(`turn ${turns.length}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${turns[turns.length - 1]!.versionEnd}`);
 }
 
-/** `turn`: release 2 wrote the last turn's index; since release 3 it is the number of turns done, as the details say. */
-function progressAttributes(turns: TurnRecord[], turn: number): SearchAttributeUpdatePair[] {
-  const last = turns[turns.length - 1];
+/** `RatchetTurn` is the number of turns done, as the details count them (release 2 wrote the last turn's index). */
+function progressAttributes(turns: TurnRecord[]): SearchAttributeUpdatePair[] {
+  if (turns.length === 0) return [];
   return [
-    { key: TURN, value: turn }, { key: SUCCESSES, value: turns.filter((t) => t.success).length },
-    ...(last ? [{ key: POLICY_VERSION, value: last.versionEnd }] : []),
+    { key: TURN, value: turns.length }, { key: SUCCESSES, value: turns.filter((t) => t.success).length },
+    { key: POLICY_VERSION, value: turns[turns.length - 1]!.versionEnd },
   ];
 }
 
