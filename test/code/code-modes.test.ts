@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CodeSandboxPool, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
+import { CodeSandboxPool, SandboxFailure, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
 
 const sandbox = new CodeSandboxPool({ concurrency: 2 });
 const fenced = (code: string): string => `Here is my solution.\n\`\`\`python\n${code}\n\`\`\``;
@@ -74,5 +74,14 @@ describe('concurrency', () => {
     const answers = Array.from({ length: 8 }, (_, i) => fenced(`a, b = map(int, input().split())\nprint(a + b${i % 2 === 0 ? '' : ' + 1'})`));
     const verdicts = await Promise.all(answers.map((answer) => verifyCodeAnswer(sum, answer, { sandbox })));
     expect(verdicts.map((v) => v.status)).toEqual(answers.map((_, i) => (i % 2 === 0 ? 'correct' : 'wrong')));
+  });
+});
+
+describe('a sandbox that cannot run', () => {
+  it('throws SandboxFailure, never a verdict', async () => {
+    const broken = new CodeSandboxPool({ concurrency: 1, python: '/nonexistent/python3' });
+    const check = verifyCodeAnswer(sum, fenced('a, b = map(int, input().split())\nprint(a + b)'), { sandbox: broken });
+    await expect(check).rejects.toBeInstanceOf(SandboxFailure);
+    await expect(check).rejects.toThrow(/no isolation tool works on this machine \(bwrap: .*; unshare: .*\)/);
   });
 });
