@@ -11,3 +11,11 @@ export type { TrajectoryRequest, TrajectoryResult } from './workflows/trajectory
 export type { Problem } from './datasets/index.js';
 export type { RolloutOptions } from './trajectory/options.js';
 export { InvalidTrajectoryRequest, trajectoryRequestSchema, validateTrajectoryRequest } from './trajectory/request.js';
+export { releaseBatch } from './consumption/batch-store.js';
+export { arrowFileBytes, parquetBytes, writeArrowFile, writeParquetFile } from './export/arrow-trajectories.js';
+export { latestPolicyVersion, publishPolicyVersion, PolicyVersionConflict, type PolicyVersion } from './store/policy-versions.js';
+export { DatabaseUnavailable, openDatabase } from './store/database.js';
+export { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy/policy-errors.js';
+export { GroupMismatch, RunConfigMismatch } from './admission/admission-store.js';
+export { FailureType, failureClassOf, type FailureClass, type TrajectoryFailure } from './trajectory/failure.js';
+export { redactUrl } from './secrets/redact-url.js';

@@ -1,10 +1,12 @@
-import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { Command, Option } from 'commander';
-import { acknowledgeBatch, extendLease } from '../consumption/batch-store.js';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type pg from 'pg';
+import { acknowledgeBatch, extendLease, releaseBatch } from '../consumption/batch-store.js';
 import { consumeBatch, type Batch } from '../consumption/consume.js';
 import { arrowFileBytes, parquetBytes } from '../export/arrow-trajectories.js';
+import { OutputFile } from './output-file.js';
 import { positiveInt } from './shared-options.js';
+import { UsageError } from './usage-error.js';
 import { withDatabase } from './with-database.js';
 
 /** Exit status when no batch was ready in time: a trainer's loop can tell it from a failure. */
@@ -12,7 +14,7 @@ export const NO_BATCH_EXIT = 3;
 
 const seconds = (value: string): number => {
   const n = Number(value);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`expected seconds (a non-negative number), got "${value}"`);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`expected seconds (a non-negative number), got "${value}"`);
   return n;
 };
 
@@ -28,25 +30,48 @@ export function consumeCommand(): Command {
     .option('--partial', 'when the wait runs out, hand out the finished groups there are (at least one)', false)
     .option('--consumer <name>', 'who is consuming, for operators', `${os.hostname()}:${process.pid}`)
     .action(async (flags) => {
-      if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
-      const batch = await withDatabase((pool, databaseUrl) => consumeBatch(pool, databaseUrl, {
-        runId: flags.run, batchSize: flags.batchSize, consumer: flags.consumer, leaseMs: flags.lease * 1000, waitMs: flags.wait * 1000, partial: flags.partial,
-      }));
+      if (flags.format !== 'jsonl' && !flags.out) throw new UsageError(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
+      const toStdout = !flags.out || flags.out === '-';
+      // Opened before claiming: a path that cannot be written fails here, with no groups leased to nobody.
+      const output = toStdout ? undefined : await OutputFile.open(flags.out);
+      let batch: Batch | undefined;
+      try {
+        batch = await withDatabase(async (pool, databaseUrl) => {
+          const claimed = await consumeBatch(pool, databaseUrl, {
+            runId: flags.run, batchSize: flags.batchSize, consumer: flags.consumer, leaseMs: flags.lease * 1000, waitMs: flags.wait * 1000, partial: flags.partial,
+          });
+          if (claimed && output) await writeOrRelease(pool, claimed, output, flags.format);
+          return claimed;
+        });
+      } catch (error) {
+        await output?.abandon();
+        throw error;
+      }
       if (!batch) {
+        await output?.abandon();
         process.stderr.write(`ratchet: no batch: fewer than ${flags.batchSize} finished groups in run ${flags.run} within ${flags.wait}s\n`);
         process.exitCode = NO_BATCH_EXIT;
         return;
       }
-      const toStdout = !flags.out || flags.out === '-';
       const summary = JSON.stringify(describe(batch, toStdout ? null : flags.out));
       if (toStdout) {
         process.stdout.write(encode(batch, flags.format));
         process.stderr.write(`${summary}\n`);
       } else {
-        await writeFile(flags.out, encode(batch, flags.format));
         process.stdout.write(`${summary}\n`);
       }
     });
+}
+
+/** Writes the batch; if that fails, its groups go straight back to the next consumer instead of waiting out the lease. */
+async function writeOrRelease(pool: pg.Pool, batch: Batch, output: OutputFile, format: BatchFormat): Promise<void> {
+  try {
+    output.stream.write(encode(batch, format));
+    await output.finish();
+  } catch (error) {
+    await releaseBatch(pool, batch.batchId);
+    throw new Error(`${(error as Error).message}; batch ${batch.batchId} was released, its ${batch.groupIds.length} groups go to the next consumer`, { cause: error });
+  }
 }
 
 export function ackCommand(): Command {
@@ -75,7 +100,9 @@ function describe(batch: Batch, out: string | null) {
   };
 }
 
-function encode(batch: Batch, format: 'jsonl' | 'arrow' | 'parquet'): Uint8Array | string {
+type BatchFormat = 'jsonl' | 'arrow' | 'parquet';
+
+function encode(batch: Batch, format: BatchFormat): Uint8Array | string {
   if (format === 'arrow') return arrowFileBytes(batch.rows);
   if (format === 'parquet') return parquetBytes(batch.rows);
   return batch.rows.map((row) => `${JSON.stringify(row)}\n`).join('');

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { runAndReport } from './run-command.js';
+import { failIfAnyFailed, runAndReport } from './run-command.js';
 
 /** The project's own sample problems, shipped with the package. */
 export const SAMPLE_DATASET = fileURLToPath(new URL('../../data/sample.jsonl', import.meta.url));
@@ -21,6 +21,6 @@ export function demoCommand(): Command {
         `  Postgres       tables trajectories, monitor_records, turn_texts (embedded server data under ${config.stateDir})`,
         '',
       ].join('\n'));
-      if (summary.failed > 0) process.exitCode = 1;
+      failIfAnyFailed(summary);
     });
 }

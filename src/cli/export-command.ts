@@ -1,11 +1,11 @@
-import { createWriteStream } from 'node:fs';
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { Command, Option } from 'commander';
 import { drainedOrClosed } from '../export/output-drain.js';
-import { withDatabase } from './with-database.js';
 import { writeArrowFile, writeParquetFile } from '../export/arrow-trajectories.js';
 import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../store/trajectory-export.js';
+import { OutputFile } from './output-file.js';
+import { UsageError } from './usage-error.js';
+import { withDatabase } from './with-database.js';
 
 const format = () => new Option('--format <format>', 'output format').choices(['jsonl']).default('jsonl');
 
@@ -21,11 +21,11 @@ export function exportCommand(): Command {
     .option('--include-failed', 'also write failed trajectories (status "failed", with error, failure_type and failure_class)', false)
     .action(async (flags) => {
       // Checked before the database starts: a binary file is never written to a terminal by accident.
-      if (flags.format !== 'jsonl' && !flags.out) throw new Error(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
-      const count = await withDatabase((pool) => {
+      if (flags.format !== 'jsonl' && !flags.out) throw new UsageError(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
+      const count = await writeTo(flags.out, (out) => withDatabase((pool) => {
         const rows = readTrajectories(pool, { includeFailed: flags.includeFailed });
-        return flags.format === 'jsonl' ? writeLines(rows, flags.out) : writeColumns(flags.format, rows, flags.out);
-      });
+        return flags.format === 'jsonl' ? writeLines(rows, out) : binaryWriters[flags.format as BinaryFormat](rows, out.stream);
+      }));
       process.stderr.write(`exported ${count} trajectories\n`);
     });
 }
@@ -36,29 +36,48 @@ export function monitorCommand(): Command {
     .addOption(format())
     .option('--out <file>', 'write to FILE instead of stdout')
     .action(async (flags) => {
-      const count = await withDatabase((pool) => writeLines(readMonitorRecords(pool), flags.out));
+      const count = await writeTo(flags.out, (out) => withDatabase((pool) => writeLines(readMonitorRecords(pool), out)));
       process.stderr.write(`exported ${count} monitor records\n`);
     });
 }
 
-async function writeLines(rows: AsyncIterable<object>, file?: string): Promise<number> {
-  const out: Writable = file ? createWriteStream(file) : process.stdout;
-  let count = 0;
-  for await (const row of rows) {
-    if (out.destroyed) break; // the reader went away (EPIPE)
-    if (!out.write(`${JSON.stringify(row)}\n`)) await drainedOrClosed(out).catch(() => undefined);
-    count += 1;
-  }
-  if (file) await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
-  return count;
+/** Where rows go: stdout, or a file that may fail (and then must fail the export, not crash it). */
+interface Output {
+  stream: Writable;
+  /** Throws the file's write error, if any; stdout's own errors (EPIPE) end the export quietly. */
+  check(): void;
 }
 
-async function writeColumns(format: BinaryFormat, rows: AsyncIterable<ExportedTrajectory>, file: string): Promise<number> {
-  if (file === '-') return binaryWriters[format](rows, process.stdout);
-  const out = createWriteStream(file);
-  // A file that cannot be opened or written fails the export (once() keeps the error from going unhandled).
-  const failed = once(out, 'error').then(([error]) => Promise.reject(error as Error));
-  const count = await Promise.race([binaryWriters[format](rows, out), failed]);
-  await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+const STDOUT: Output = { stream: process.stdout, check: () => undefined };
+
+/**
+ * Runs `work` against `file` (or stdout for none or "-"). The file is opened before the work starts Postgres, so an
+ * unwritable path fails at once; a write that fails later rejects, so `withDatabase` still stops what it started,
+ * and the partial file is removed.
+ */
+async function writeTo(file: string | undefined, work: (out: Output) => Promise<number>): Promise<number> {
+  if (!file || file === '-') return work(STDOUT);
+  const output = await OutputFile.open(file);
+  try {
+    // No race against the stream's 'error': the writers see a failed stream at their next write and reject,
+    // so the work returns only after withDatabase has stopped the Postgres it started.
+    const count = await work(output);
+    await output.finish();
+    return count;
+  } catch (error) {
+    await output.abandon();
+    throw error;
+  }
+}
+
+async function writeLines(rows: AsyncIterable<object>, out: Output): Promise<number> {
+  let count = 0;
+  for await (const row of rows) {
+    out.check();
+    if (out.stream.destroyed) break; // the reader went away (EPIPE)
+    if (!out.stream.write(`${JSON.stringify(row)}\n`)) await drainedOrClosed(out.stream).catch(() => undefined);
+    count += 1;
+  }
+  out.check();
   return count;
 }

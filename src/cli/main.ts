@@ -1,39 +1,35 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import { ackCommand, consumeCommand } from './consume-command.js';
-import { controllerCommand } from './controller-command.js';
-import { demoCommand } from './demo-command.js';
-import { devCommand } from './dev-command.js';
-import { exportCommand, monitorCommand } from './export-command.js';
-import { policyCommand } from './policy-command.js';
-import { runCommand } from './run-command.js';
-import { runsCommand } from './runs-command.js';
-import { setupCommand } from './setup-command.js';
-import { simPolicyCommand } from './sim-policy-command.js';
-import { submitCommand } from './submit-command.js';
-import { verifyCommand } from './verify-command.js';
-import { workerCommand } from './worker-command.js';
-import { installTemporalLogging } from '../logging.js';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { registerEnvironmentSecrets, scrubSecrets } from '../secrets/known-secrets.js';
+import { COMMANDS, requestedCommand } from './command-table.js';
+import { exitStatusFor } from './exit-status.js';
+import { checkLogLevel } from './log-level.js';
 
-installTemporalLogging();
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-const program = new Command('ratchet')
-  .description('durable multi-turn math RL rollouts on Temporal')
-  .addCommand(runCommand())
-  .addCommand(demoCommand())
-  .addCommand(exportCommand())
-  .addCommand(monitorCommand())
-  .addCommand(submitCommand())
-  .addCommand(controllerCommand())
-  .addCommand(consumeCommand())
-  .addCommand(ackCommand())
-  .addCommand(runsCommand())
-  .addCommand(devCommand())
-  .addCommand(workerCommand())
-  .addCommand(simPolicyCommand())
-  .addCommand(policyCommand())
-  .addCommand(verifyCommand())
-  .addCommand(setupCommand());
+async function main(args: string[]): Promise<void> {
+  registerEnvironmentSecrets();
+  const wanted = requestedCommand(args);
+  const program = new Command('ratchet')
+    .description('durable multi-turn math RL rollouts on Temporal')
+    .version(version, '-V, --version')
+    // Program options only before the subcommand: `ratchet policy publish --version 3` is publish's --version.
+    .enablePositionalOptions();
+  for (const entry of COMMANDS) {
+    program.addCommand(entry.name === wanted ? (await entry.load()).summary(entry.summary) : new Command(entry.name).summary(entry.summary));
+  }
+  for (const command of everyCommand(program)) command.exitOverride();
+  if (wanted && COMMANDS.some((entry) => entry.name === wanted)) {
+    checkLogLevel();
+    (await import('../logging.js')).installTemporalLogging();
+  }
+  await program.parseAsync(args, { from: 'user' });
+}
+
+function everyCommand(command: Command): Command[] {
+  return [command, ...command.commands.flatMap(everyCommand)];
+}
 
 // A closed pipe (`ratchet export | head`) is the reader's choice, not an error: writers see stdout destroyed
 // and stop, so the embedded Postgres is still shut down properly.
@@ -41,7 +37,9 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code !== 'EPIPE') throw error;
 });
 
-program.parseAsync().catch((error: Error) => {
-  process.stderr.write(`ratchet: ${error.message}\n`);
-  process.exit(1);
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const status = exitStatusFor(error);
+  // commander has already printed its own usage errors (and help or the version, which exit 0).
+  if (!(error instanceof CommanderError)) process.stderr.write(`ratchet: ${scrubSecrets((error as Error)?.message ?? String(error))}\n`);
+  process.exit(status);
 });

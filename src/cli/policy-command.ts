@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { latestPolicyVersion, publishPolicyVersion } from '../store/policy-versions.js';
 import { withDatabase } from './with-database.js';
 
@@ -8,7 +8,7 @@ export function policyCommand(): Command {
     .description('publish a new policy version; GPU workers load its weights into their servers')
     .requiredOption('--version <n>', 'the new version (greater than the current one)', (value) => {
       const n = Number(value);
-      if (!Number.isInteger(n) || n < 0) throw new Error(`--version must be a non-negative integer, got "${value}"`);
+      if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`--version must be a non-negative integer, got "${value}"`);
       return n;
     })
     .option('--weights <path>', 'weights directory the inference servers load (as the server sees it)')

@@ -26,11 +26,19 @@ export function runCommand(): Command {
     .option('--run-name <name>', 'trajectory ids are <run-name>/<qid>/<sample>; reuse a name to resume a run without duplicates')
     .option('--submit-only', 'do not run workers in this process (they run elsewhere)', false))
     .action(async (flags) => {
-      await runAndReport({
+      const summary = await runAndReport({
         dataset: flags.dataset, limit: flags.limit, samples: flags.samples, submitOnly: flags.submitOnly,
         runName: flags.runName ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, options: rolloutOptionsFrom(flags),
       });
+      failIfAnyFailed(summary);
     });
+}
+
+/** A run with failed trajectories exits 1, saying how many: a script must not mistake it for a clean run. */
+export function failIfAnyFailed(summary: RunSummary): void {
+  if (summary.failed === 0) return;
+  process.stderr.write(`ratchet: ${summary.failed} of ${summary.trajectories} trajectories failed\n`);
+  process.exitCode = 1;
 }
 
 /** Runs a dataset on the configured (or embedded) stack and prints the summary; shared by `run` and `demo`. */

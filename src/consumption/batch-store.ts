@@ -125,6 +125,22 @@ export async function extendLease(pool: pg.Pool, batchId: string, leaseMs: numbe
   });
 }
 
+/**
+ * Gives a claimed batch's groups back at once, for a consumer that could not use them (its output could not be
+ * written): the next consumer claims them without waiting out the lease, and this batch can no longer be acked.
+ */
+export async function releaseBatch(pool: pg.Pool, batchId: string): Promise<{ releasedGroups: number }> {
+  return inTransaction(pool, async (client) => {
+    const batch = await lockBatch(client, batchId);
+    if (batch.acked_at) throw new UnknownBatch(`batch ${batchId} is already acknowledged`);
+    const released = await client.query(
+      'UPDATE rollout_groups SET batch_id = NULL, lease_expires_at = NULL WHERE batch_id = $1 AND consumed_at IS NULL', [batchId],
+    );
+    await client.query('UPDATE rollout_batches SET lease_expires_at = clock_timestamp() WHERE batch_id = $1', [batchId]);
+    return { releasedGroups: released.rowCount ?? 0 };
+  });
+}
+
 async function lockBatch(client: pg.PoolClient, batchId: string): Promise<{ groups: number; acked_at: Date | null }> {
   if (!/^[0-9a-f-]{36}$/i.test(batchId)) throw new UnknownBatch(`"${batchId}" is not a batch id (a UUID printed by consume)`);
   const { rows: [batch] } = await client.query('SELECT groups, acked_at FROM rollout_batches WHERE batch_id = $1 FOR UPDATE', [batchId]);
