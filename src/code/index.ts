@@ -7,3 +7,4 @@ export { CodeSandboxPool } from './sandbox-pool.js';
 export { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
 export { SandboxFailure } from './sandbox-failure.js';
 export { DEFAULT_MEMORY_MB, DEFAULT_TEST_TIMEOUT_S, sharedCodeSandboxPool, verifyCodeAnswer, type VerifyCodeOptions } from './verify-code.js';
+export { codeTaskSchema } from './code-task-schema.js';
