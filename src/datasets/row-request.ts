@@ -1,3 +1,4 @@
+import { codeTaskSchema } from '../code/code-task-schema.js';
 import { MAX_REQUEST_JSON_BYTES, trajectoryRequestSchema } from '../trajectory/request.js';
 import { problemLines, readableIssue } from '../trajectory/schema-problems.js';
 import { jsonBytesOver } from '../trajectory/utf8-length.js';
@@ -27,6 +28,10 @@ export function rowRequestProblem(problem: Problem): string | undefined {
   const bytes = jsonBytesOver(problem.code ? { ...probe, code: problem.code } : probe, MAX_REQUEST_JSON_BYTES - SUBMISSION_BYTES);
   if (bytes !== undefined) {
     return `too large: its trajectory request would be about ${bytes + SUBMISSION_BYTES} bytes as JSON, over the ${MAX_REQUEST_JSON_BYTES}-byte limit (Temporal rejects payloads over 2 MiB)`;
+  }
+  if (problem.code) {
+    const code = codeTaskSchema.safeParse(problem.code, { error: readableIssue });
+    if (!code.success) return `not a valid trajectory request: ${problemLines(code.error.issues, 'code').join('; ')}`;
   }
   const parsed = trajectoryRequestSchema.safeParse(probe, { error: readableIssue });
   if (parsed.success) return undefined;

@@ -78,6 +78,10 @@ describe('a malformed code row is reported with file:line', () => {
     expect(rejection({ ...base, timeout: 0, input_output: io({ inputs: ['1'], outputs: ['1'] }) })).toBe('data/code.jsonl:2: AReaL code row: "timeout" must be positive');
   });
 
+  it('a test case with NUL, which Postgres cannot store', () => {
+    expect(rejection({ ...base, input_output: io({ inputs: ['a\u0000b'], outputs: ['1'] }) })).toMatch(/^data\/code\.jsonl:2: not a valid trajectory request: .*NUL/);
+  });
+
   it('tests too large for a trajectory request', () => {
     const big = 'x'.repeat(900_000);
     expect(rejection({ ...base, input_output: io({ inputs: [big, big, big], outputs: ['1', '2', '3'] }) })).toMatch(
