@@ -3,8 +3,11 @@
 # Postgres and migrate them to the schema this admin-tools release ships. Safe to re-run on
 # every `up`: `create` accepts an existing database, `setup-schema -v 0.0` only adds the
 # version table, and `update-schema` applies only versions newer than the stored one.
-# The password comes from SQL_PASSWORD in the environment, not the command line.
+# The password comes from the temporal_db_password compose secret, passed to the tool as SQL_PASSWORD in the
+# environment, not on the command line.
 set -eu
+SQL_PASSWORD="$(cat /run/secrets/temporal_db_password)"
+export SQL_PASSWORD
 
 SCHEMA_DIR=/etc/temporal/schema/postgresql/v12
 

@@ -21,11 +21,13 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'consume', summary: 'claim the oldest finished groups of a run as one batch and write it', load: async () => (await import('./consume-command.js')).consumeCommand() },
   { name: 'ack', summary: 'acknowledge a consumed batch (or extend its lease)', load: async () => (await import('./consume-command.js')).ackCommand() },
   { name: 'runs', summary: 'training runs: status, cancel, watch', load: async () => (await import('./runs-command.js')).runsCommand() },
+  { name: 'ui', summary: 'serve the web UI: runs, groups, trajectories turn by turn, live', load: async () => (await import('./ui-command.js')).uiCommand() },
   { name: 'dev', summary: 'run the embedded stack, both workers and the simulated policy until Ctrl-C', load: async () => (await import('./dev-command.js')).devCommand() },
   { name: 'worker', summary: 'run one cpu or gpu worker against TEMPORAL_ADDRESS and DATABASE_URL', load: async () => (await import('./worker-command.js')).workerCommand() },
   { name: 'sim-policy', summary: 'serve the simulated policy (SGLang protocol)', load: async () => (await import('./sim-policy-command.js')).simPolicyCommand() },
   { name: 'policy', summary: 'policy versions: publish, current', load: async () => (await import('./policy-command.js')).policyCommand() },
   { name: 'verify', summary: 'check answers: {"gold", "pred"} JSON lines in, verdict lines out', load: async () => (await import('./verify-command.js')).verifyCommand() },
+  { name: 'health', summary: 'exit 0 when Temporal, Postgres (and the policy server) answer: a container healthcheck', load: async () => (await import('./health-command.js')).healthCommand() },
   { name: 'setup', summary: 'install the pinned Temporal CLI (and the Python example\'s virtualenv)', load: async () => (await import('./setup-command.js')).setupCommand() },
 ];
 

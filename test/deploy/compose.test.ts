@@ -20,6 +20,7 @@ interface Service {
   volumes?: string[];
   ports?: string[];
   healthcheck?: { test: string[] | string };
+  secrets?: string[];
   deploy?: {
     replicas?: number;
     resources?: { reservations?: { devices?: { driver?: string; capabilities?: string[] }[] } };
@@ -205,7 +206,7 @@ describe('temporal', () => {
     expect(env('temporal', 'DB_PORT')).toBe('5432');
     expect(services).toHaveProperty(env('temporal', 'POSTGRES_SEEDS'));
     expect(createdRoles).toContain(env('temporal', 'POSTGRES_USER'));
-    expect(env('temporal', 'POSTGRES_PWD')).not.toBe('');
+    expect(service('temporal').secrets).toContain('temporal_db_password'); // its POSTGRES_PWD, set by the entrypoint wrapper
     expect(createdDatabases).toContain(env('temporal', 'DBNAME'));
     expect(createdDatabases).toContain(env('temporal', 'VISIBILITY_DBNAME'));
     expect(env('temporal', 'BIND_ON_IP')).toBe('0.0.0.0');
