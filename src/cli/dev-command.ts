@@ -5,6 +5,9 @@ import { startLocalRuntime } from '../rollout/local-runtime.js';
 import { SAMPLE_DATASET } from './demo-command.js';
 import { devBanner } from './dev-banner.js';
 import { loadProblems } from './shared-options.js';
+import { startRatchetUi } from '../ui/server.js';
+import { uiPort } from '../ui/ui-port.js';
+import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 
 export function devCommand(): Command {
   return new Command('dev')
@@ -13,10 +16,14 @@ export function devCommand(): Command {
     .action(async (flags) => {
       const config = loadConfig();
       const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false });
+      const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),
+        temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl } });
+      process.stdout.write(`Ratchet UI  ${ui.url}\n`);
       process.stdout.write(devBanner({
         ...runtime.stack, embeddedPostgres: runtime.stack.embedded.postgres, policyUrl: runtime.policyUrl, simulated: runtime.simulated,
       }, flags.dataset, config.stateDir));
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+      await ui.close();
       await runtime.stop();
     });
 }

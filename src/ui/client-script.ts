@@ -1,0 +1,62 @@
+/**
+ * The browser side, served as /assets/ratchet-ui.js: draws uPlot charts from embedded JSON and keeps live pages
+ * current by polling the JSON API (no framework, no build step). Charts are kept on window.ratchetCharts so a
+ * test (or a curious user) can see what was drawn.
+ */
+export const CLIENT_SCRIPT = `
+window.ratchetCharts = {};
+window.RatchetUI = {
+  chart(id, spec) {
+    const el = document.getElementById(id);
+    if (!el) return;
+    const old = window.ratchetCharts[id];
+    if (old) old.destroy();
+    el.innerHTML = '';
+    const bars = spec.bars ? uPlot.paths.bars({ size: [0.8, 40] }) : undefined;
+    const colours = ['#1d5fbf', '#1f8a4c', '#c0392b', '#b9770e'];
+    const options = {
+      title: spec.title, width: spec.width || 420, height: 220,
+      scales: { x: { time: !!spec.time }, y: spec.yRange ? { range: spec.yRange } : {} },
+      axes: [{ label: spec.xLabel }, { label: spec.yLabel }],
+      series: [{}].concat(spec.series.map((name, i) => ({ label: name, stroke: colours[i % 4], fill: spec.bars ? colours[i % 4] + '88' : undefined,
+        paths: bars, points: { show: true, size: 6 } }))),
+    };
+    window.ratchetCharts[id] = new uPlot(options, [spec.x].concat(spec.y), el);
+  },
+  runCharts(curves) {
+    const byTurn = curves.byTurn, time = curves.overTime, version = curves.byVersion, lengths = curves.outputLengths;
+    this.chart('chart-by-turn', { title: 'success rate by turn', xLabel: 'turn', yLabel: 'success', yRange: [0, 1], series: ['success'],
+      x: byTurn.map((p) => p.turn), y: [byTurn.map((p) => p.successRate)] });
+    this.chart('chart-over-time', { title: 'success over time', time: true, yRange: [0, 1], series: ['first turn', 'any turn'],
+      x: time.map((p) => p.time / 1000), y: [time.map((p) => p.firstTurnSuccess), time.map((p) => p.anySuccess)] });
+    this.chart('chart-by-version', { title: 'success by policy version', xLabel: 'policy version', yRange: [0, 1], series: ['success'],
+      x: version.map((p) => p.version), y: [version.map((p) => p.successRate)] });
+    this.chart('chart-lengths', { title: 'output length (tokens)', xLabel: 'tokens', yLabel: 'turns', bars: true, series: ['turns'],
+      x: lengths.map((p) => p.from), y: [lengths.map((p) => p.turns)] });
+  },
+  pollRun(runId) {
+    const tick = async () => {
+      const view = await fetch('/api/runs/' + encodeURIComponent(runId)).then((r) => r.json()).catch(() => null);
+      if (!view) return setTimeout(tick, 5000);
+      for (const [name, value] of Object.entries(view.counters)) {
+        const el = document.querySelector('[data-counter="' + name + '"]');
+        if (el && typeof value !== 'object') el.textContent = value === null ? '–' : (Number.isInteger(value) ? value : value.toFixed(1));
+      }
+      this.runCharts(view.curves);
+      document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+      // Keep polling while the tab is open: a run that is idle now may get new submissions.
+      setTimeout(tick, view.live ? 2000 : 5000);
+    };
+    setTimeout(tick, 1000);
+  },
+  pollTrajectory(id, stamp) {
+    const tick = async () => {
+      const now = await fetch('/api/trajectories/' + encodeURIComponent(id) + '/stamp').then((r) => r.json());
+      if (now.stamp !== stamp) location.reload();
+      else if (!now.final) setTimeout(tick, 1500);
+    };
+    setTimeout(tick, 1500);
+  },
+  pollLive() { setTimeout(() => location.reload(), 3000); },
+};
+`;

@@ -1,0 +1,41 @@
+import type pg from 'pg';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { loadTrajectoryView, type TrajectoryView } from '../store/trajectory-view.js';
+import type { TrajectoryState } from '../workflows/trajectory-state.js';
+import { splitReasoning, type AnswerParts } from './answer-parts.js';
+import { loadWorkflowProblem, queryTrajectoryState, temporalLink, type TemporalAccess, type WorkflowProblem } from './workflow-lookup.js';
+
+/** Everything the trajectory page and `ratchet show` print: Postgres's view, decoded, plus what Temporal adds. */
+export interface TrajectoryDetails {
+  view: TrajectoryView;
+  problem: WorkflowProblem | null;
+  /** The rendered prompt (chat template applied), decoded from its tokens. */
+  promptText: string;
+  answers: AnswerParts[];
+  /** The turn being generated, decoded from its checkpoint. */
+  generatingText: string | null;
+  live: TrajectoryState | null;
+  temporalUrl: string | null;
+}
+
+export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelTokenizer, temporal: TemporalAccess | undefined, trajectoryId: string): Promise<TrajectoryDetails> {
+  const view = await loadTrajectoryView(pool, trajectoryId);
+  const final = view.status === 'completed' || view.status === 'failed';
+  const [problem, live] = await Promise.all([
+    loadWorkflowProblem(temporal, trajectoryId),
+    final ? Promise.resolve(null) : queryTrajectoryState(temporal, trajectoryId),
+  ]);
+  return {
+    view, problem, live,
+    promptText: view.promptText ?? tokenizer.decodeAll(view.promptIds),
+    // The stored answer text is what the verifier judged; without it (a failed turn) decode the tokens.
+    answers: view.turns.map((turn) => splitReasoning(turn.answerText ?? tokenizer.decodeText(turn.outputIds))),
+    generatingText: view.generating ? tokenizer.decodeText(view.generating.ids) : null,
+    temporalUrl: temporalLink(temporal, trajectoryId),
+  };
+}
+
+/** Changes whenever the page would show something new: the client reloads on a new stamp. */
+export function trajectoryStamp(view: TrajectoryView): string {
+  return [view.status, view.turns.length, view.turns.filter((t) => t.verdict !== null).length, view.generating?.ids.length ?? 0].join(':');
+}

@@ -1,0 +1,114 @@
+import { mkdir } from 'node:fs/promises';
+import type { Browser, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRollouts } from '../../src/rollout/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
+import { startTestStack, type TestStack } from '../integration/local-stack.js';
+import { launchChromium } from './chromium.js';
+
+// One real run (Temporal dev server, Postgres, both workers, the simulated policy) shared by every page test.
+let stack: TestStack;
+let stopWorkers: () => Promise<void>;
+let ui: RunningUi;
+let browser: Browser;
+let page: Page;
+const SAMPLES = 3;
+const TURNS = 3;
+const screenshots = process.env.RATCHET_UI_SCREENSHOTS;
+
+beforeAll(async () => {
+  stack = await startTestStack({ seed: 5 });
+  stopWorkers = await stack.startWorkers();
+  const results = await runRollouts(stack.client, trajectoryRequests('ui', stack.problems.slice(0, 4), SAMPLES, { turns: TURNS }));
+  expect(results.every((r) => r.status === 'completed')).toBe(true);
+  ui = await startRatchetUi({ pool: stack.pool, tokenizer: stack.tokenizer, port: 0, temporal: { client: stack.client, namespace: 'default', uiUrl: 'http://127.0.0.1:8233' } });
+  browser = await launchChromium();
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  if (screenshots) await mkdir(screenshots, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await ui?.close();
+  await stopWorkers?.();
+  await stack?.stop();
+});
+
+async function open(path: string, shot?: string): Promise<void> {
+  const response = await page.goto(`${ui.url}${path}`, { waitUntil: 'load' });
+  expect(response?.status(), await response?.text()).toBe(200);
+  if (screenshots && shot) await page.screenshot({ path: `${screenshots}/${shot}.png`, fullPage: true });
+}
+
+const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
+
+describe('the Ratchet UI in a real browser over a real run', () => {
+  it('lists the run on the runs page with the counters Postgres has', async () => {
+    await open('/', 'runs');
+    const row = await page.$$eval('#runs tr[data-run="ui"] td', (cells) => cells.map((c) => c.textContent?.trim()));
+    // run, kind, submitted, queued, running, completed, failed, …
+    expect(row.slice(0, 7)).toEqual(['ui', 'plain', '12', '0', '0', '12', '0']);
+  });
+
+  it('draws the run\'s charts with one point per turn and shows its trajectories', async () => {
+    await open('/runs/ui', 'run');
+    const points = await page.evaluate(() => Object.fromEntries(Object.entries((globalThis as any).ratchetCharts).map(([id, chart]: [string, any]) => [id, chart.data[0].length])));
+    expect(points['chart-by-turn']).toBe(TURNS);
+    expect(points['chart-over-time']).toBeGreaterThan(0);
+    expect(points['chart-lengths']).toBeGreaterThan(0);
+    expect(await page.$$eval('.chart canvas', (canvases) => canvases.length)).toBe(4);
+    const { rows } = await stack.pool.query("SELECT turn, avg(success::int)::float8 AS rate FROM monitor_records WHERE trajectory_id LIKE 'ui/%' GROUP BY turn ORDER BY turn");
+    const drawn = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[1]);
+    expect(drawn).toEqual(rows.map((r) => r.rate));
+    expect(await page.$$eval('#trajectories tr', (trs) => trs.length - 1)).toBe(12);
+    await open('/runs/ui?verdict=correct');
+    const correct = await stack.pool.query("SELECT count(DISTINCT trajectory_id)::int AS n FROM monitor_records WHERE trajectory_id LIKE 'ui/%' AND verdict = 'correct'");
+    expect(await page.$$eval('#trajectories tr', (trs) => trs.length - 1)).toBe(correct.rows[0].n);
+  });
+
+  it('shows a trajectory turn by turn: decoded answer, extracted answer, verdict, feedback, versions, rewards', async () => {
+    const id = 'ui/' + stack.problems[0]!.qid + '/0';
+    await open(`/trajectories/${encodeURIComponent(id)}`, 'trajectory');
+    const { rows: turns } = await stack.pool.query('SELECT answer_text, extracted_answer, verdict, feedback_text FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [id]);
+    expect(turns).toHaveLength(TURNS);
+    expect(await text('#problem')).toBe(stack.problems[0]!.problem);
+    const shown = await page.$$eval('section.turn', (sections) => sections.map((s) => ({
+      answer: s.querySelector('pre.answer')?.textContent, extracted: s.querySelector('.extracted')?.textContent,
+      verdict: s.querySelector('.verdict')?.textContent, feedback: s.querySelector('pre.feedback')?.textContent,
+      strip: s.querySelector('.strip')?.getAttribute('data-tokens'),
+    })));
+    const { rows: monitor } = await stack.pool.query('SELECT answer_len FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [id]);
+    expect(shown).toEqual(turns.map((t, i) => ({
+      answer: t.answer_text, extracted: t.extracted_answer ?? '(none)', verdict: t.verdict, feedback: t.feedback_text, strip: String(monitor[i].answer_len),
+    })));
+    expect(await text('#end-reason')).toContain('turns');
+    expect(await page.$eval('#temporal-link', (a) => a.getAttribute('href'))).toBe(`http://127.0.0.1:8233/namespaces/default/workflows/${encodeURIComponent(id)}`);
+  });
+
+  it('shows a turn\'s tokens with the output count the trainer gets', async () => {
+    const id = 'ui/' + stack.problems[1]!.qid + '/1';
+    await open(`/trajectories/${encodeURIComponent(id)}/turns/1/tokens`, 'tokens');
+    const { rows } = await stack.pool.query('SELECT answer_len FROM monitor_records WHERE trajectory_id = $1 AND turn = 1', [id]);
+    expect(await text('#output-count')).toBe(String(rows[0].answer_len));
+    expect(await page.$$eval('#tokens .output', (spans) => spans.length)).toBe(rows[0].answer_len);
+  });
+
+  it('lines up all n samples of a group', async () => {
+    const groupId = 'ui/' + stack.problems[2]!.qid;
+    await open(`/groups/${encodeURIComponent(groupId)}`, 'group');
+    expect(await page.$$eval('#group tr.member', (trs) => trs.map((tr) => tr.getAttribute('data-sample')))).toEqual(['0', '1', '2']);
+    expect(await page.$$eval('#group .advantage', (cells) => cells.length)).toBe(SAMPLES * TURNS);
+  });
+
+  it('updates the run page while a run progresses', async () => {
+    await open('/runs/live');
+    expect(await text('[data-counter="completed"]')).toBe('0');
+    const requests = trajectoryRequests('live', stack.problems.slice(4, 6), 2, { turns: 2 });
+    await Promise.all(requests.map((request) => submitTrajectory(stack.client, request)));
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="completed"]')?.textContent === '4', { timeout: 60_000 });
+    expect(Number(await page.evaluate(() => (globalThis as any).document.body.dataset.refreshed))).toBeGreaterThan(0);
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[0].length)).toBe(2);
+  });
+});
