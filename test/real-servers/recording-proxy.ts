@@ -10,6 +10,7 @@ import type { FakeFault, ServedRequest } from '../policy/fakes/fake-http.js';
  */
 export async function startRecordingProxy(upstream: string) {
   const served = new Map<string, ServedRequest>();
+  const requests: Array<{ path: string; body: unknown }> = [];
   let fault: FakeFault = 'none';
   const target = new URL(upstream);
 
@@ -18,6 +19,7 @@ export async function startRecordingProxy(upstream: string) {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
+      requests.push({ path: request.url ?? '', body: body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined });
       const requestId = request.headers['x-request-id'];
       const generation = request.method === 'POST' && request.url === '/v1/completions' && typeof requestId === 'string';
       let record: ServedRequest | undefined;
@@ -61,6 +63,8 @@ export async function startRecordingProxy(upstream: string) {
   return {
     url: `http://127.0.0.1:${port}`,
     served: (requestId: string) => served.get(requestId),
+    /** Every request that passed, in order, with its JSON body. */
+    requests: () => [...requests],
     setFault: (next: FakeFault) => { fault = next; },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
