@@ -9,22 +9,18 @@ import { workflowBundle } from '../../src/workers/workflow-bundle.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 
 const EventType = temporal.api.enums.v1.EventType;
-/** The trajectory workflow as release 1 shipped it (grouped admission, fixed 60 s re-checks, no request schema). */
-const RELEASE_1 = path.resolve(import.meta.dirname, 'workflow-releases/r1-grouped-admission/workflows/index.js');
+/**
+ * Earlier releases of the trajectory workflow as they shipped: release 1 (grouped admission, fixed 60 s re-checks,
+ * no request schema) and release 2 (request schema, back-off and continue-as-new; verify and feedback as two
+ * activities on the CPU task queue). The current release must finish what either left running or queued.
+ */
+const RELEASES = [
+  { name: 'release 1', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r1-grouped-admission/workflows/index.js') },
+  { name: 'release 2', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r2-continue-as-new/workflows/index.js') },
+];
 
 let stack: TestStack;
 const stops: (() => Promise<void>)[] = [];
-
-beforeAll(async () => {
-  // Slow decoding (~3 s a turn), so the plain trajectories are mid-turn when the deploy happens.
-  stack = await startTestStack({ seed: 9, tokensPerSecond: 40 });
-  stops.push(await stack.startController());
-});
-
-afterAll(async () => {
-  for (const stop of stops.reverse()) await stop().catch(() => undefined);
-  await stack?.stop();
-});
 
 async function events(workflowId: string, runId?: string) {
   const history = await stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
@@ -40,18 +36,31 @@ async function waitFor(what: string, check: () => Promise<{ done: boolean; seen:
   }
 }
 
-describe('deploying a release that changes the trajectory workflow', () => {
+describe.each(RELEASES)('deploying the current release over $name', ({ name, workflowsPath }) => {
+  // A stack of its own per release: policy versions are global, and the previous case publishes some.
+  beforeAll(async () => {
+    // Slow decoding (~3 s a turn), so the plain trajectories are mid-turn when the deploy happens.
+    stack = await startTestStack({ seed: 9, tokensPerSecond: 40 });
+    stops.push(await stack.startController());
+  });
+
+  afterAll(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
+    await stack?.stop();
+  });
+
   it('finishes every trajectory the previous release had queued or mid-turn, and the mixed histories replay', { timeout: 240_000 }, async () => {
-    const release1 = await bundleWorkflowCode({ workflowsPath: RELEASE_1, logger: new DefaultLogger('WARN') });
+    const prefix = `deploy-${name.replace(' ', '')}`;
+    const release1 = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
     let stopRelease1: (() => Promise<void>) | undefined = await stack.startWorkers({ workflowBundle: release1 });
     stops.push(() => stopRelease1?.() ?? Promise.resolve());
 
     // Under release 1: plain trajectories that will be mid-turn, and groups that stay queued (η = 0, one group at a time,
     // and no version is published until after the deploy). Release 1 re-checks admission every second.
-    const plain = trajectoryRequests('deploy-plain', stack.problems.slice(0, 3), 1, { turns: 3, maxNewTokens: 200 });
+    const plain = trajectoryRequests(`${prefix}-plain`, stack.problems.slice(0, 3), 1, { turns: 3, maxNewTokens: 200 });
     const plainHandles = await Promise.all(plain.map(async (request) => (await submitTrajectory(stack.client, request)).handle));
     const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-    const run = { runId: 'deploy', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+    const run = { runId: prefix, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
     const groups = await client.submit(run, stack.problems.slice(3, 6), {
       samples: 2, rollout: { turns: 1, maxNewTokens: 60 },
       timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
@@ -66,39 +75,58 @@ describe('deploying a release that changes the trajectory workflow', () => {
         phase: (await stack.client.workflow.getHandle(id).query<{ phase: string }>('state')).phase,
         rechecks: (await events(id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
       })));
-      queuedIds = grouped.filter((g) => g.phase === 'queued' && g.rechecks >= 2).map((g) => g.id);
+      queuedIds = grouped.filter((g) => g.phase === 'queued' && g.rechecks >= 1).map((g) => g.id);
       return { done: phases.every((phase) => phase === 'generating') && queuedIds.length === 4, seen: { phases, grouped } };
     });
-    const firstRuns = new Map(await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)));
 
-    // The deploy: release 1's worker goes, the current release's comes.
+    // The deploy: the old release's worker goes, the current release's comes. The runs open at that moment are the
+    // old release's (release 2 continues as new on its own); every run after them is the current release's.
     await stopRelease1();
     stopRelease1 = undefined;
-    stops.push(await stack.startWorkers());
+    const firstRuns = new Map(await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)));
+    const stopCurrent = await stack.startWorkers();
+    stops.push(stopCurrent);
 
     // Queued trajectories now back off and continue as new after three re-checks of the new release.
     await waitFor('every queued trajectory to continue as new', async () => {
       const runs = await Promise.all(queuedIds.map(async (id) => (await stack.client.workflow.getHandle(id).describe()).runId));
-      return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen: runs };
+      const seen = await Promise.all(queuedIds.map(async (id, i) => ({
+        id, continued: runs[i] !== firstRuns.get(id),
+        last: (await events(id)).slice(-4).map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', '')),
+      })));
+      return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen };
     }, 90_000);
     for (let version = 1; version <= groups.length; version++) await publishPolicyVersion(stack.pool, version);
 
     const results = await Promise.all([...plainHandles.map((handle) => handle.result()), ...(await client.wait(groups))]);
     expect(results.map((result) => result.status)).toEqual(results.map(() => 'completed'));
     const rows = await stack.pool.query<{ trajectory_id: string; status: string }>(
-      "SELECT trajectory_id, status FROM trajectories WHERE trajectory_id LIKE 'deploy%' ORDER BY trajectory_id");
+      'SELECT trajectory_id, status FROM trajectories WHERE trajectory_id LIKE $1 ORDER BY trajectory_id', [`${prefix}%`]);
     const expected = [...plain.map((request) => request.trajectoryId), ...groups.flatMap((group) => group.trajectoryIds)].sort();
     expect(rows.rows.map((row) => row.trajectory_id)).toEqual(expected);
     expect(rows.rows.every((row) => row.status === 'completed')).toBe(true);
 
-    // A queued trajectory's first run holds both releases: fixed re-checks recorded by release 1, then the patch
-    // marker and a continue-as-new recorded by the current one.
     const first = await events(queuedIds[0]!, firstRuns.get(queuedIds[0]!));
-    const marker = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
-    const firstTimer = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
-    expect(firstTimer).toBeGreaterThan(-1);
-    expect(marker).toBeGreaterThan(firstTimer);
     expect(first.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+    if (name === 'release 1') {
+      // A queued trajectory's first run holds both releases: fixed re-checks recorded by release 1, then the patch
+      // marker and a continue-as-new recorded by the current one.
+      const marker = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
+      const firstTimer = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
+      expect(firstTimer).toBeGreaterThan(-1);
+      expect(marker).toBeGreaterThan(firstTimer);
+    } else {
+      // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
+      // CPU task queue, also for the turns run after the deploy.
+      const plainEvents = await events(plainHandles[0]!.workflowId);
+      const scheduled = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+      expect(scheduled.filter((type) => type === 'verify')).toHaveLength(3);
+      expect(scheduled).not.toContain('environmentStep');
+    }
+    // The run a queued trajectory continued into is the current release's: local steps, no verify activity.
+    const latest = await events(queuedIds[0]!);
+    expect(latest.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
+    expect(latest.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verify')).toBe(false);
 
     // Every history of the deployed-over trajectories, first runs included, replays against the current code.
     const histories = await Promise.all([
@@ -108,5 +136,6 @@ describe('deploying a release that changes the trajectory workflow', () => {
     for await (const outcome of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
       expect(outcome.error, `${outcome.workflowId}: ${String(outcome.error)}`).toBeUndefined();
     }
+    await stopCurrent();
   });
 });
