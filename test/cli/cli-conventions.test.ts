@@ -44,6 +44,8 @@ describe('ratchet conventions', () => {
     ['a missing required option', ['consume', '--run', 'r1'], /required option '--batch-size <groups>' not specified/],
     ['a binary format without --out', ['export', '--format', 'arrow'], /--format arrow needs --out/],
     ['--poll-ms abc', ['controller', '--poll-ms', 'abc'], /--poll-ms <ms>' argument 'abc' is invalid/],
+    // A subcommand's own --version is not the program's.
+    ['policy publish --version abc', ['policy', 'publish', '--version', 'abc'], /--version must be a non-negative integer/],
   ])('exits 2 for %s', async (_what, args, message) => {
     const result = await runCli(args, env);
     expect(result.code).toBe(2);
