@@ -52,7 +52,7 @@ export async function judgeAnswer(verifier: VerifierPool, input: VerifyInput, an
 }
 
 /** A verifier exception is our bug, not the model's: it fails the trajectory instead of scoring it. */
-export function throwIfVerifierFailed(input: VerifyInput, verdict: Verdict): void {
+export function throwIfVerifierFailed(input: VerifyInput, verdict: Pick<Verdict, 'detail'> & { status: string }): void {
   if (verdict.status === 'error') {
     throw ApplicationFailure.nonRetryable(`verifier failed on ${input.trajectoryId} turn ${input.turn}: ${verdict.detail ?? 'unknown error'}`, FailureType.VerifierError);
   }

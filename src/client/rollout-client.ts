@@ -101,6 +101,7 @@ export class RolloutClient {
         ...(problem.taskId === undefined ? {} : { taskId: problem.taskId }),
         problem: problem.problem,
         gold: problem.gold,
+        ...(problem.code ? { code: problem.code } : {}),
         ...(options.rollout ? { options: options.rollout } : {}),
         group: { run, groupId, size: options.samples, sample },
         ...(options.timeouts ? { timeouts: options.timeouts } : {}),

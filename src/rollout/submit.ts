@@ -22,6 +22,7 @@ export function trajectoryRequests(runName: string, problems: readonly Problem[]
     ...(problem.taskId === undefined ? {} : { taskId: problem.taskId }),
     problem: problem.problem,
     gold: problem.gold,
+    ...(problem.code ? { code: problem.code } : {}),
     options,
   })));
 }

@@ -12,6 +12,7 @@ export const FailureType = {
   Cancelled: 'Cancelled',
   GroupCancelled: 'GroupCancelled',
   InternalError: 'InternalError',
+  SandboxFailure: 'SandboxFailure',
   // data
   InvalidRequest: 'InvalidRequest',
   InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -33,7 +34,7 @@ export type FailureClass = 'infrastructure' | 'data';
 
 const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
-  FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError,
+  FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
 ]);
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { groupMembershipSchema } from '../admission/group-membership.js';
+import { codeTaskSchema } from '../code/code-task-schema.js';
 import { InvalidTrajectoryRequest } from './invalid-trajectory-request.js';
 import { rolloutOptionsSchema } from './options.js';
 import { problemLines, readableIssue } from './schema-problems.js';
@@ -34,7 +35,8 @@ const requestFields = z.strictObject({
   qid: identifier(MAX_QID_BYTES, 'so that `<run>/<qid>/<sample>` fits a workflow id', 'The problem\'s id (exported, and a search attribute).'),
   taskId: z.number().int().optional().meta({ description: 'Exported as `task_id`.' }),
   problem: text.min(1, 'must not be empty').meta({ description: 'The problem text; the chat template renders it with the math instruction.' }),
-  gold: z.array(text).min(1, 'must hold at least one gold answer').meta({ description: 'Gold answers as the dataset has them; any match counts.' }),
+  gold: z.array(text).meta({ description: 'Gold answers as the dataset has them; any match counts. At least one, unless `code` judges the answer.' }),
+  code: codeTaskSchema.optional().meta({ description: 'Makes this a code task: the answer\'s last Python block is run against these tests in a sandbox; `gold` then holds reference solutions, possibly none.' }),
   options: rolloutOptionsSchema.partial().optional().meta({ description: 'Rollout options, each optional.' }),
   group: groupMembershipSchema.optional().meta({
     description: 'Makes the trajectory a member of a group in a training run: it waits for admission under the run\'s staleness bound and is consumed with its group.',
@@ -49,6 +51,7 @@ const requestFields = z.strictObject({
  */
 export const trajectoryRequestSchema = requestFields
   .superRefine((request, context) => {
+    if (!request.code && request.gold.length === 0) context.addIssue({ code: 'custom', path: ['gold'], message: 'must hold at least one gold answer' });
     if (request.group && request.trajectoryId !== `${request.group.groupId}/${request.group.sample}`) {
       context.addIssue({ code: 'custom', path: ['trajectoryId'], message: `must be "<groupId>/<sample>" (${request.group.groupId}/${request.group.sample})` });
     }

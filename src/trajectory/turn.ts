@@ -1,4 +1,8 @@
+import type { CodeVerdictStatus } from '../code/types.js';
 import type { VerdictStatus } from '../verifier/index.js';
+
+/** A turn's verdict: the math verifier's, or a code task's (`runtime_error` is code's own). */
+export type TurnVerdict = VerdictStatus | CodeVerdictStatus;
 
 export type FinishReason = 'stop' | 'length' | 'abort';
 
@@ -15,7 +19,7 @@ export interface TurnRecord {
   finishReason: FinishReason;
   versionStart: number;
   versionEnd: number;
-  verdict: VerdictStatus;
+  verdict: TurnVerdict;
   success: boolean;
   /** Tokens appended after this turn's output (end-of-turn token when cut off, then the feedback user turn). */
   feedbackLen: number;

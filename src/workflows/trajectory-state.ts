@@ -1,7 +1,6 @@
 import { defineQuery } from '@temporalio/workflow';
-import type { VerdictStatus } from '../verifier/index.js';
 import type { PackingLayout } from '../trajectory/options.js';
-import type { EndReason, TurnRecord } from '../trajectory/turn.js';
+import type { EndReason, TurnRecord, TurnVerdict } from '../trajectory/turn.js';
 import type { FailureClass } from '../trajectory/failure.js';
 
 /** What a trainer or the CLI submits: one sample of one problem. The workflow id is the trajectory id. */
@@ -29,7 +28,7 @@ export interface TrajectoryState {
   phase: 'queued' | 'tokenizing' | 'generating' | 'verifying' | 'feedback' | 'persisting' | 'completed' | 'failed';
   turn: number;
   turns: number;
-  verdicts: VerdictStatus[];
+  verdicts: TurnVerdict[];
   lastAnswerTail: string | null;
   lastPredicted: string | null;
   policyVersion: number | null;

@@ -25,11 +25,13 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 const cpu = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '20s', retry });
 // A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
 const store = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '30s', retry });
+// A code answer runs its tests in a sandbox: up to a minute for all of them (RATCHET_CODE_ANSWER_TIMEOUT_S).
+const sandboxed = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '120s', retry });
 // Recording a failure is a regular activity: it must happen even while the workflow is being cancelled.
 const failures = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
 
 /**
- * One trajectory: a math problem answered for up to N turns, each verified and answered with feedback.
+ * One trajectory: a math or code problem answered for up to N turns, each judged and answered with feedback.
  * `continued` is set when a queued trajectory continued as new to keep its history short.
  */
 export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
@@ -70,7 +72,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       state.phase = 'tokenizing';
       upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
     }
-    let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem });
+    let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem, code: request.code !== undefined });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
@@ -80,8 +82,9 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
         break;
       }
       state.phase = 'verifying';
-      const step = await cpu.environmentStep({
-        trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason), extraction: options.answerExtraction,
+      const step = await (request.code ? sandboxed : cpu).environmentStep({
+        trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason),
+        extraction: options.answerExtraction, ...(request.code ? { code: request.code } : {}),
       });
       turns.push({ turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen });
       contextLen += output.outputLen + step.feedbackLen;
