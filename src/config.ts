@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { registerEnvironmentSecrets } from './secrets/known-secrets.js';
 import { withSecretFiles } from './secrets/secret-files.js';
 
 const flag = z.enum(['true', 'false', '1', '0', '']).optional().transform((value) => value === 'true' || value === '1');
@@ -45,6 +46,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env) {
   } catch (error) {
     throw new InvalidConfiguration(`invalid configuration: ${(error as Error).message}`);
   }
+  registerEnvironmentSecrets(env); // values read from *_FILE too: masked wherever they would be printed
   const parsed = environment.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
