@@ -21,6 +21,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'consume', summary: 'claim the oldest finished groups of a run as one batch and write it', load: async () => (await import('./consume-command.js')).consumeCommand() },
   { name: 'ack', summary: 'acknowledge a consumed batch (or extend its lease)', load: async () => (await import('./consume-command.js')).ackCommand() },
   { name: 'runs', summary: 'training runs: status, cancel, watch', load: async () => (await import('./runs-command.js')).runsCommand() },
+  { name: 'show', summary: 'print one trajectory turn by turn (answers, verdicts, feedback, rewards)', load: async () => (await import('./show-command.js')).showCommand() },
   { name: 'ui', summary: 'serve the web UI: runs, groups, trajectories turn by turn, live', load: async () => (await import('./ui-command.js')).uiCommand() },
   { name: 'dev', summary: 'run the embedded stack, both workers and the simulated policy until Ctrl-C', load: async () => (await import('./dev-command.js')).devCommand() },
   { name: 'worker', summary: 'run one cpu or gpu worker against TEMPORAL_ADDRESS and DATABASE_URL', load: async () => (await import('./worker-command.js')).workerCommand() },

@@ -27,10 +27,11 @@ export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelToken
   ]);
   return {
     view, problem, live,
-    promptText: view.promptText ?? tokenizer.decodeAll(view.promptIds),
+    promptText: view.promptText ?? (view.promptIds.length > 0 ? tokenizer.decodeAll(view.promptIds) : ''),
     // The stored answer text is what the verifier judged; without it (a failed turn) decode the tokens.
-    answers: view.turns.map((turn) => splitReasoning(turn.answerText ?? tokenizer.decodeText(turn.outputIds))),
-    generatingText: view.generating ? tokenizer.decodeText(view.generating.ids) : null,
+    answers: view.turns.map((turn) => splitReasoning(turn.answerText ?? (turn.outputIds.length > 0 ? tokenizer.decodeText(turn.outputIds) : ''))),
+    // The tokenizer refuses an empty id list: a checkpoint may not have its first piece yet.
+    generatingText: view.generating ? (view.generating.ids.length > 0 ? tokenizer.decodeText(view.generating.ids) : '') : null,
     temporalUrl: temporalLink(temporal, trajectoryId),
   };
 }

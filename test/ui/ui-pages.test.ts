@@ -6,6 +6,7 @@ import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.j
 import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { launchChromium } from './chromium.js';
+import { runCli } from '../cli/run-cli.js';
 
 // One real run (Temporal dev server, Postgres, both workers, the simulated policy) shared by every page test.
 let stack: TestStack;
@@ -110,5 +111,31 @@ describe('the Ratchet UI in a real browser over a real run', () => {
     await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="completed"]')?.textContent === '4', { timeout: 60_000 });
     expect(Number(await page.evaluate(() => (globalThis as any).document.body.dataset.refreshed))).toBeGreaterThan(0);
     expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[0].length)).toBe(2);
+  });
+});
+
+describe('ratchet show over the same run', () => {
+  it('prints the conversation: problem, each turn\'s answer, extracted answer, verdict and feedback', async () => {
+    const id = 'ui/' + stack.problems[0]!.qid + '/0';
+    const result = await runCli(['show', id], { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress });
+    expect(result.code, result.stderr).toBe(0);
+    const { rows } = await stack.pool.query('SELECT answer_text, extracted_answer, verdict, feedback_text FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [id]);
+    expect(result.stdout).toContain(stack.problems[0]!.problem);
+    let at = 0;
+    for (const [t, row] of rows.entries()) {
+      // In order: the turn header with its verdict, the answer, the extracted answer, the feedback.
+      for (const piece of [`── turn ${t + 1}: ${row.verdict}`, row.answer_text, `extracted answer: ${row.extracted_answer}`, `feedback: ${row.feedback_text.trim()}`]) {
+        const found = result.stdout.indexOf(piece, at);
+        expect(found, piece).toBeGreaterThanOrEqual(at);
+        at = found + piece.length;
+      }
+    }
+    expect(result.stdout).toContain(`ended: turns after ${TURNS} turns`);
+  });
+
+  it('fails with the id named when neither Postgres nor Temporal knows the trajectory', async () => {
+    const result = await runCli(['show', 'ui/no-such/0'], { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('no trajectory ui/no-such/0');
   });
 });

@@ -1,0 +1,28 @@
+import type { TrajectoryDetails } from './trajectory-details.js';
+
+/** The trajectory page as plain text, for `ratchet show`: the same conversation, turn by turn. */
+export function conversationText(details: TrajectoryDetails): string {
+  const { view } = details;
+  const lines = [`trajectory ${view.trajectoryId}  (${view.status}${view.qid ? `, qid ${view.qid}` : ''}${view.groupId ? `, group ${view.groupId}` : ''})`];
+  if (details.temporalUrl) lines.push(`Temporal UI: ${details.temporalUrl}`);
+  if (details.problem) lines.push('', 'Problem:', details.problem.problem, `Gold: ${details.problem.gold.join(' | ')}`);
+  view.turns.forEach((turn, t) => {
+    const answer = details.answers[t]!;
+    lines.push('', `── turn ${t + 1}: ${turn.verdict ?? 'not verified yet'} · ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'}`
+      + ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}`);
+    if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
+    lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
+    if (turn.feedbackText !== null) lines.push(`feedback: ${turn.feedbackText.trim()}`);
+  });
+  if (view.generating) lines.push('', `── turn ${view.generating.turn + 1}: generating (attempt ${view.generating.attempt}, ${view.generating.ids.length} tokens so far)`, details.generatingText ?? '');
+  lines.push('');
+  if (view.status === 'failed') lines.push(`failed: ${view.failureType ?? 'InternalError'} (${view.failureClass ?? 'infrastructure'}): ${view.error ?? ''}`);
+  else if (view.status === 'completed') lines.push(`ended: ${view.endReason} after ${view.turns.length} turns`);
+  else if (details.live) lines.push(`workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}`);
+  else lines.push(view.status === 'queued' ? 'queued: its group waits for admission' : `status: ${view.status}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function num(value: number | null): string {
+  return value === null ? '–' : value.toFixed(2);
+}
