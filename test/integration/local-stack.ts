@@ -52,7 +52,8 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundle;
 }
 
-export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig> = {}): Promise<TestStack> {
+/** `dataset`: the problems the simulated policy knows the answers to (the sample math set unless given). */
+export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig> = {}, dataset = SAMPLE): Promise<TestStack> {
   const stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-test-'));
   await chmod(stateDir, 0o755);
   const stops: (() => Promise<unknown>)[] = [() => rm(stateDir, { recursive: true, force: true })];
@@ -68,7 +69,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     stops.push(() => connection.close());
     await ensureSearchAttributes(connection, 'default');
     const tokenizer = await loadModelTokenizer();
-    const { problems } = await loadDataset(SAMPLE);
+    const { problems } = await loadDataset(dataset);
     const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 1e6, ...policyConfig });
     stops.push(policy.close);
     const verifier = new VerifierPool({ size: 1 });
