@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
-import { PolicyProtocolError, PolicyUnavailable } from './policy-errors.js';
+import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
 import { answersHealthy, failureFor, parseJson, requestJson, send } from './policy-http.js';
 import { policyServerAddress } from './server-credentials.js';
 import { runTokenStream } from './token-stream.js';
@@ -67,6 +67,14 @@ export class VllmBackend implements InferenceBackend {
         },
       });
       return { finishReason };
+    } catch (error) {
+      // A server restarted on another checkpoint directory serves another model name, and answers 404 for the one
+      // we cached: read /v1/models again on the next attempt instead of failing the trajectory for good.
+      if (error instanceof PolicyRejectedRequest && error.status === 404) {
+        this.model = undefined;
+        throw new PolicyUnavailable(url, `the server no longer serves model ${model} (${error.message}); the next attempt asks /v1/models again`);
+      }
+      throw error;
     } finally {
       if (this.interrupts.get(request.requestId) === interrupt) this.interrupts.delete(request.requestId);
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PolicyProtocolError, PolicyRejectedRequest } from '../../src/policy/policy-errors.js';
+import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../../src/policy/policy-errors.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
 import { decodeVllmChunk } from '../../src/policy/vllm-stream-decoder.js';
 import { runBackendContract } from './backend-contract.case.js';
@@ -67,6 +67,20 @@ describe('VllmBackend against fake vLLM', () => {
     const end = await backend.generate({ inputIds: Array(4090).fill(1), maxNewTokens: 100, temperature: 1, requestId: 'capped' }, (chunk) => chunks.push(...chunk.ids));
     expect(end.finishReason).toBe('length');
     expect(chunks).toHaveLength(6);
+  });
+
+  it('asks /v1/models again after the server answers 404 for the model it used to serve (restarted on another checkpoint)', async () => {
+    const restarted = await startFakeVllm();
+    try {
+      const client = new VllmBackend(restarted.url);
+      await client.generate({ inputIds: [1, 2], maxNewTokens: 2, temperature: 1, requestId: 'before' }, () => undefined);
+      restarted.setModel('/checkpoints/step-9');
+      await expect(client.generate({ inputIds: [1, 2], maxNewTokens: 2, temperature: 1, requestId: 'renamed' }, () => undefined)).rejects.toBeInstanceOf(PolicyUnavailable);
+      await client.generate({ inputIds: [1, 2], maxNewTokens: 2, temperature: 1, requestId: 'after' }, () => undefined);
+      expect(restarted.served('after')!.body['model']).toBe('/checkpoints/step-9');
+    } finally {
+      await restarted.close();
+    }
   });
 
   it('reloads the served model\'s own directory for a version published without weights', async () => {

@@ -5,7 +5,7 @@ import { promptIds } from '../../src/tokens/conversation-tokens.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { runBackendContract } from '../policy/backend-contract.case.js';
 import { startRecordingProxy } from './recording-proxy.js';
-import { MAX_MODEL_LEN, POLICY_MODELS, startVllm, type RunningVllm } from './vllm-server.js';
+import { MAX_MODEL_LEN, POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from './vllm-server.js';
 
 // One server for the file: the contract below, then what only a real server shows.
 let vllm: RunningVllm | undefined;
@@ -35,7 +35,7 @@ runBackendContract('VllmBackend against a real vLLM (CPU, tiny Qwen3)', async ()
 
 describe('VllmBackend against a real vLLM, beyond the contract', () => {
   beforeAll(async () => { vllm ??= await startVllm(); });
-  afterAll(async () => { await vllm?.stop(); });
+  afterAll(async () => { await stopStartedServers(); });
 
   it('answers real logprobs of a random-weight model over the real Qwen3 vocabulary (about ln(1/151936))', async () => {
     const backend = new VllmBackend(server().url);

@@ -33,8 +33,7 @@ export interface VllmMetrics {
 /**
  * Starts `python -m vllm.entrypoints.openai.api_server` on 127.0.0.1 with the settings a 2-core CI machine
  * affords: a 1 GiB KV cache, a 2,048-token window, 8 sequences. Dev mode exposes /pause, /collective_rpc,
- * /reset_prefix_cache and /resume for weight reloads. The first start on a machine spends ~2 minutes in
- * torch.compile; later ones read ~/.cache/vllm.
+ * /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly python imports.
  */
 export async function startVllm(options: { port?: number; model?: string } = {}): Promise<RunningVllm> {
   if (!existsSync(VLLM_PYTHON)) throw new Error(`no vLLM environment at ${VLLM_STATE}: run \`npm run setup:vllm\` first`);
@@ -44,12 +43,17 @@ export async function startVllm(options: { port?: number; model?: string } = {})
   const child = spawn(VLLM_PYTHON, [
     '-m', 'vllm.entrypoints.openai.api_server', '--model', options.model ?? POLICY_MODELS[0]!, '--host', '127.0.0.1', '--port', String(port),
     '--max-model-len', String(MAX_MODEL_LEN), '--max-num-seqs', '8', '--dtype', 'bfloat16',
+    // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
+    // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
+    '--enforce-eager', '--distributed-executor-backend', 'uni',
   ], {
     detached: true,
     stdio: ['ignore', out, out],
     env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  started.add(child);
+  void exited.then(() => started.delete(child));
   const url = `http://127.0.0.1:${port}`;
   const server: RunningVllm = {
     url, port, pid: child.pid!,
@@ -64,6 +68,15 @@ export async function startVllm(options: { port?: number; model?: string } = {})
     throw error;
   }
   return server;
+}
+
+const started = new Set<ChildProcess>();
+
+/** Stops every server this process started and has not stopped, even one still starting when a test timed out. */
+export async function stopStartedServers(): Promise<void> {
+  for (const child of [...started]) {
+    await signalGroup(child, 'SIGTERM', new Promise((resolve) => child.once('exit', () => resolve())), 20_000);
+  }
 }
 
 async function untilHealthy(url: string, child: ChildProcess, log: string, timeoutMs: number): Promise<void> {

@@ -41,12 +41,14 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
   const devCalls: string[] = [];
   let fault: FakeFault = 'none';
   let requests = 0;
+  // A restarted server may serve another name (the model directory, by default).
+  let model = FAKE_VLLM_MODEL;
 
   const server = await listen(async (request, body, response) => {
     const [path, query = ''] = (request.url ?? '').split('?');
     if (request.method === 'GET' && path === '/health') return void response.writeHead(200).end();
     if (request.method === 'GET' && path === '/v1/models') {
-      return sendJson(response, 200, { object: 'list', data: [{ id: FAKE_VLLM_MODEL, object: 'model', created: 0, owned_by: 'vllm', root: FAKE_VLLM_MODEL, parent: null, max_model_len: maxModelLen, permission: [] }] });
+      return sendJson(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', root: model, parent: null, max_model_len: maxModelLen, permission: [] }] });
     }
     if (request.method === 'POST' && path === '/v1/completions') return complete(request, body, response);
     if (request.method === 'POST' && options.devMode !== false && ['/pause', '/resume', '/reset_prefix_cache', '/collective_rpc'].includes(path!)) {
@@ -72,7 +74,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     served.set(requestId, record);
     if (!parsed.success) return error(response, 400, 'BadRequestError', parsed.error.message);
     const completion = parsed.data;
-    if (completion.model !== FAKE_VLLM_MODEL) return error(response, 404, 'NotFoundError', `The model \`${completion.model}\` does not exist.`);
+    if (completion.model !== model) return error(response, 404, 'NotFoundError', `The model \`${completion.model}\` does not exist.`);
     if (fault === 'error') return error(response, 500, 'InternalServerError', 'EngineCore encountered an issue.');
     const prompt = completion.prompt;
     if (typeof prompt === 'string' || typeof prompt[0] !== 'number') return error(response, 400, 'BadRequestError', 'the fake serves one token-id prompt');
@@ -127,7 +129,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
       top_logprobs: ids.map((id, i) => ({ [token(id)]: output.logprobs[start + i] })),
     };
     return {
-      id: 'cmpl-fake', object: 'text_completion', created: 0, model: FAKE_VLLM_MODEL,
+      id: 'cmpl-fake', object: 'text_completion', created: 0, model,
       choices: [{ index: 0, text: ids.map((id) => `<${id}>`).join(''), logprobs, finish_reason: finish, stop_reason: null, prompt_token_ids: null, token_ids: null }],
       ...(finish ? { system_fingerprint: 'vllm-fake' } : {}),
     };
@@ -140,6 +142,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     rpcCalls: () => [...rpcCalls],
     devCalls: () => [...devCalls],
     setFault: (next: FakeFault) => { fault = next; },
+    setModel: (next: string) => { model = next; },
     close: server.close,
   };
 }

@@ -1,0 +1,198 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VllmBackend } from '../../src/policy/vllm-backend.js';
+import { runRollouts } from '../../src/rollout/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { stopProcess } from '../../src/stack/temporal-dev-server.js';
+import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { promptIds } from '../../src/tokens/conversation-tokens.js';
+import { startTestStack, type TestStack } from '../integration/local-stack.js';
+import { expectSeedInvariants, expectTokenVersions } from '../integration/seed-invariants.js';
+import { POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from './vllm-server.js';
+
+const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
+const HEARTBEAT_MS = 500;
+
+let stack: TestStack;
+let vllm: RunningVllm;
+let stopCpuWorker: () => Promise<void>;
+let stopGpuWorker: (() => Promise<void>) | undefined;
+const children: ChildProcess[] = [];
+
+// One Temporal + Postgres + vLLM for the file; the tests run in order and share the server's counters, so each
+// waits for the server to be idle before it measures.
+beforeAll(async () => {
+  stack = await startTestStack();
+  vllm = await startVllm();
+  stopCpuWorker = await stack.startWorkers({ gpu: false });
+  stopGpuWorker = await stack.startWorkers({ cpu: false, backend: new VllmBackend(vllm.url), heartbeatIntervalMs: HEARTBEAT_MS });
+});
+
+afterAll(async () => {
+  for (const child of children) await stopProcess(child, 2_000);
+  await stopGpuWorker?.();
+  await stopCpuWorker?.();
+  await stopStartedServers();
+  await stack?.stop();
+});
+
+describe('trajectories against a real vLLM', () => {
+  it('completes every trajectory with rows that pass the seed invariants and the chat template\'s exact tokens', async () => {
+    const problems = stack.problems.slice(0, 4);
+    const results = await runRollouts(stack.client, trajectoryRequests('real', problems, 1, { turns: 2, maxNewTokens: 24 }));
+    expect(results.map((r) => r.status)).toEqual(problems.map(() => 'completed'));
+    const rows = await stack.exported('real/');
+    expect(rows).toHaveLength(4);
+    for (const row of rows) {
+      const problem = problems.find((p) => row.trajectory_id.includes(p.qid))!;
+      // The prompt is the chat template's rendering of the problem; expectSeedInvariants checks each feedback too.
+      expect(row.packed_prompts).toEqual(promptIds(stack.tokenizer, problem.problem));
+      expectSeedInvariants(row, stack.tokenizer);
+      expectTokenVersions(row);
+      // Real logprobs of a random model over 151,936 tokens: about -11.9 each, never the zeros of a prompt.
+      const outputLogprobs = row.packed_logprobs.filter((lp) => lp !== 0);
+      expect(outputLogprobs.length).toBe(row.seqlens.reduce((sum, len, t) => sum + len - row.prompt_lens[t]!, 0));
+      for (const lp of outputLogprobs) expect(lp).toBeLessThan(-8);
+    }
+  });
+
+  it('reloads the weights when a policy version is published mid-turn, splitting the turn across versions', async () => {
+    await untilIdle();
+    const before = await greedyProbe();
+    const [request] = trajectoryRequests('bump', stack.problems.slice(4, 5), 1, { turns: 2, maxNewTokens: 400 });
+    const start = (await vllm.metrics()).generatedTokens;
+    const { handle } = await submitTrajectory(stack.client, request!);
+    await until(async () => (await vllm.metrics()).generatedTokens - start >= 60, 60_000);
+    await publishPolicyVersion(stack.pool, 1, POLICY_MODELS[1]);
+    const result = await handle.result();
+
+    expect(result.turns[0]!.versionStart).toBe(0);
+    expect(result.turns[0]!.versionEnd).toBe(1);
+    expect(result.turns[1]!.versionStart).toBe(1);
+    const [row] = await stack.exported('bump/');
+    expectSeedInvariants(row!, stack.tokenizer);
+    expectTokenVersions(row!);
+    const firstOutput = row!.token_versions.slice(row!.prompt_lens[0]!, row!.seqlens[0]!);
+    expect(firstOutput).toContain(0);
+    expect(firstOutput).toContain(1);
+    // The server really serves the other seed's weights now: greedy decoding of the same prompt changed.
+    expect(await greedyProbe()).not.toEqual(before);
+  });
+
+  it('takes a cancelled trajectory\'s request off the server (its running gauge drops) and records the failure', async () => {
+    await untilIdle();
+    const [request] = trajectoryRequests('cancel', stack.problems.slice(5, 6), 1, { turns: 2, maxNewTokens: 1500 });
+    const start = (await vllm.metrics()).generatedTokens;
+    const { handle } = await submitTrajectory(stack.client, request!);
+    await until(async () => { const m = await vllm.metrics(); return m.running === 1 && m.generatedTokens - start > 20; }, 60_000);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow();
+    await until(async () => (await vllm.metrics()).running === 0, 15_000);
+    const { rows } = await stack.pool.query("SELECT status, error FROM trajectories WHERE trajectory_id LIKE 'cancel/%'");
+    expect(rows).toHaveLength(1);
+    expect(rows[0].status).toBe('failed');
+    expect(rows[0].error).toMatch(/cancel/i);
+  });
+});
+
+describe('failures against a real vLLM', () => {
+  it('resumes a turn whose GPU worker was SIGKILLed from its checkpoint, regenerating at most one heartbeat interval', async () => {
+    await stopGpuWorker?.();
+    stopGpuWorker = undefined;
+    await untilIdle();
+    const [request] = trajectoryRequests('kill', stack.problems.slice(6, 7), 1, { turns: 1, maxNewTokens: 600 });
+    const start = (await vllm.metrics()).generatedTokens;
+    const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateHeartbeatSeconds: 3 } });
+
+    const first = spawnGpuWorker();
+    await until(async () => (await vllm.metrics()).generatedTokens - start >= 40, 60_000);
+    const rateStart = { at: Date.now(), tokens: (await vllm.metrics()).generatedTokens };
+    await until(async () => (await vllm.metrics()).generatedTokens - start >= 200, 60_000);
+    const rate = ((await vllm.metrics()).generatedTokens - rateStart.tokens) / ((Date.now() - rateStart.at) / 1000);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+
+    spawnGpuWorker();
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    const kept = result.turns[0]!.outputLen;
+    expect(kept).toBe(600);
+    const generated = (await vllm.metrics()).generatedTokens - start;
+    const generatedTwice = generated - kept;
+    // One interval's worth at the rate the server showed (floored at 100 tokens/s), plus a chunk's slack.
+    const bound = Math.ceil((Math.max(rate, 100) * HEARTBEAT_MS) / 1000) + 16;
+    console.log(`kill mid-turn on vLLM: ${generated} tokens generated for ${kept} kept (${generatedTwice} twice; bound ${bound} at ${rate.toFixed(0)} tokens/s)`);
+    expect(generatedTwice).toBeGreaterThanOrEqual(0);
+    expect(generatedTwice).toBeLessThanOrEqual(bound);
+    expect(result.turns[0]!.resumedTokens ?? 0).toBeGreaterThan(0);
+    const [row] = await stack.exported('kill/');
+    expectSeedInvariants(row!, stack.tokenizer);
+  });
+
+  it('finishes a run through a vLLM killed and restarted mid-run, losing nothing, with no attempt burnt while it was down', { timeout: 420_000 }, async () => {
+    for (const child of children) await stopProcess(child, 2_000);
+    stopGpuWorker = await stack.startWorkers({ cpu: false, backend: new VllmBackend(vllm.url), heartbeatIntervalMs: HEARTBEAT_MS });
+    await untilIdle();
+    const problems = stack.problems.slice(7, 11);
+    const requests = trajectoryRequests('restart', problems, 1, { turns: 2, maxNewTokens: 120 });
+    const running = runRollouts(stack.client, requests);
+    const start = (await vllm.metrics()).generatedTokens;
+    await until(async () => (await vllm.metrics()).generatedTokens - start >= 100, 60_000);
+    // Down for as long as a start takes (over a minute): a worker that kept polling would burn retries (1 s, 2 s, 4 s...).
+    await vllm.kill();
+    const down = Date.now();
+    // The server comes back with the newest checkpoint, as a restarted host loads it (the worker does not reload
+    // it), under that directory's name: the backend must notice the served model changed.
+    vllm = await startVllm({ port: vllm.port, model: POLICY_MODELS[1] });
+    console.log(`vLLM restarted after ${((Date.now() - down) / 1000).toFixed(0)} s down`);
+    const results = await running;
+    for (const result of results) if (result.status !== 'completed') console.log(result);
+
+    expect(results.map((r) => r.status)).toEqual(problems.map(() => 'completed'));
+    const rows = await stack.exported('restart/');
+    expect(rows).toHaveLength(4);
+    for (const row of rows) {
+      expect(row.seqlens).toHaveLength(2);
+      expectSeedInvariants(row, stack.tokenizer);
+    }
+    // The attempt cut by the crash fails once; the next waits in the queue until the server is healthy again.
+    for (const request of requests) {
+      const history = await stack.client.workflow.getHandle(request.trajectoryId).fetchHistory();
+      const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
+      expect(Math.max(...attempts)).toBeLessThanOrEqual(3);
+    }
+  });
+});
+
+/** A GPU worker in its own process (the built CLI) against the vLLM server, so it can be SIGKILLed. */
+function spawnGpuWorker(): ChildProcess {
+  const child = spawn(process.execPath, [CLI, 'worker', 'gpu'], {
+    env: {
+      ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, RATCHET_POLICY_URL: vllm.url, RATCHET_POLICY_BACKEND: 'vllm',
+      RATCHET_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS), RATCHET_GPU_SLOTS: '8', LOG_LEVEL: 'error',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+/** Greedy tokens for a fixed prompt: the same weights always answer the same. */
+async function greedyProbe(): Promise<number[]> {
+  const ids: number[] = [];
+  await new VllmBackend(vllm.url).generate({ inputIds: [151644, 872, 198, 17, 10, 17, 151645], maxNewTokens: 8, temperature: 0, requestId: `probe-${Date.now()}` }, (chunk) => ids.push(...chunk.ids));
+  return ids;
+}
+
+async function untilIdle(): Promise<void> {
+  await until(async () => (await vllm.metrics()).running === 0, 30_000);
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
