@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type LogLevel, type TelemetryOptions } from '@temporalio/worker';
 
 /** Structured logs on stderr (stdout carries command output such as JSONL exports). */
 export const log = pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
@@ -10,9 +10,11 @@ const TEMPORAL_LEVELS: Record<string, LogLevel> = { trace: 'TRACE', debug: 'DEBU
  * Routes the Temporal SDK's logs through pino. Workers log every state change at INFO, which buries a CLI's
  * output, so the SDK gets WARN unless LOG_LEVEL asks for more detail.
  */
-export function installTemporalLogging(level: string = process.env.LOG_LEVEL ?? 'warn'): void {
+export function installTemporalLogging(level: string = process.env.LOG_LEVEL ?? 'warn', telemetryOptions?: TelemetryOptions): void {
   const temporalLevel = TEMPORAL_LEVELS[level === 'info' ? 'warn' : level] ?? 'WARN';
   Runtime.install({
+    // The SDK's Prometheus exporter, for worker processes with RATCHET_METRICS_ADDRESS (src/metrics/sdk-metrics.ts).
+    ...(telemetryOptions ? { telemetryOptions } : {}),
     logger: new DefaultLogger(temporalLevel, (entry) => {
       if (entry.message.startsWith('No workflows registered')) return; // the GPU worker is activity-only by design
       const method = entry.level === 'TRACE' ? 'trace' : entry.level === 'DEBUG' ? 'debug' : entry.level === 'INFO' ? 'info' : entry.level === 'WARN' ? 'warn' : 'error';

@@ -8,6 +8,7 @@ import { loadProblems } from './shared-options.js';
 import { startRatchetUi } from '../ui/server.js';
 import { uiPort } from '../ui/ui-port.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
+import { startMetricsFromEnvironment } from '../metrics/metrics-server.js';
 
 export function devCommand(): Command {
   return new Command('dev')
@@ -18,11 +19,13 @@ export function devCommand(): Command {
       const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false });
       const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),
         temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl } });
-      process.stdout.write(`Ratchet UI  ${ui.url}\n`);
+      const metrics = await startMetricsFromEnvironment(runtime.pool);
+      process.stdout.write(`Ratchet UI  ${ui.url}\n${metrics ? `metrics       ${metrics.url}\n` : ''}`);
       process.stdout.write(devBanner({
         ...runtime.stack, embeddedPostgres: runtime.stack.embedded.postgres, policyUrl: runtime.policyUrl, simulated: runtime.simulated,
       }, flags.dataset, config.stateDir));
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+      await metrics?.close();
       await ui.close();
       await runtime.stop();
     });

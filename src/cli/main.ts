@@ -22,7 +22,9 @@ async function main(args: string[]): Promise<void> {
   for (const command of everyCommand(program)) command.exitOverride();
   if (wanted && COMMANDS.some((entry) => entry.name === wanted)) {
     checkLogLevel();
-    (await import('../logging.js')).installTemporalLogging();
+    // Only worker processes export the SDK's metrics: another command in the same environment would take the port.
+    const telemetry = wanted === 'worker' || wanted === 'dev' ? (await import('../metrics/sdk-metrics.js')).sdkTelemetryOptions() : undefined;
+    (await import('../logging.js')).installTemporalLogging(undefined, telemetry);
   }
   await program.parseAsync(args, { from: 'user' });
 }

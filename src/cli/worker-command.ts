@@ -7,6 +7,7 @@ import { VerifierPool } from '../verifier/index.js';
 import { createCpuWorker } from '../workers/cpu-worker.js';
 import { startGpuWorkerService } from '../workers/gpu-worker-service.js';
 import { connectClient, connectWorker, ensureSearchAttributes } from '../workers/temporal-connection.js';
+import { startMetricsFromEnvironment } from '../metrics/metrics-server.js';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -19,6 +20,7 @@ export function workerCommand(): Command {
       const pool = await openDatabase(config.databaseUrl);
       const connection = await connectWorker(config.temporal.address, config.temporal);
       const verifier = kind === 'cpu' ? new VerifierPool(config.verifier) : undefined;
+      const metrics = await startMetricsFromEnvironment(pool);
       try {
         const namespace = config.temporal.namespace;
         if (kind === 'cpu') {
@@ -38,6 +40,7 @@ export function workerCommand(): Command {
           await gpu.done;
         }
       } finally {
+        await metrics?.close();
         await verifier?.close();
         await connection.close();
         await pool.end();

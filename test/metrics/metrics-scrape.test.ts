@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRollouts } from '../../src/rollout/run-rollouts.js';
+import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { freePort } from '../../src/stack/free-port.js';
+import { CLI } from '../cli/run-cli.js';
+import { startTestStack, type TestStack } from '../integration/local-stack.js';
+
+// The real worker processes (`ratchet worker cpu|gpu`), each with RATCHET_METRICS_ADDRESS, against a real
+// Temporal dev server and Postgres: the SDK runtime's exporter is installed once per process, so it is tested
+// where it runs.
+let stack: TestStack;
+const workers: { kind: string; child: ChildProcess; metricsUrl: string }[] = [];
+
+async function startWorker(kind: 'cpu' | 'gpu'): Promise<void> {
+  const [metricsPort, sdkPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, [CLI, 'worker', kind], {
+    env: {
+      ...process.env, LOG_LEVEL: 'error', TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, RATCHET_POLICY_URL: stack.policy.url,
+      RATCHET_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`, RATCHET_SDK_METRICS_ADDRESS: `127.0.0.1:${sdkPort}`,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  workers.push({ kind, child, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
+  // The worker says it polls once connected; the metrics server is up before that.
+  const deadline = Date.now() + 90_000;
+  while (!stderr.includes('worker polling')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${kind} worker did not start: ${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+beforeAll(async () => {
+  stack = await startTestStack({ seed: 3 });
+  await startWorker('cpu');
+  await startWorker('gpu');
+});
+
+afterAll(async () => {
+  for (const { child } of workers) {
+    if (child.exitCode !== null) continue;
+    child.kill('SIGTERM');
+    await Promise.race([once(child, 'exit'), new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+  await stack?.stop();
+});
+
+/** One sample's value from Prometheus text: `name{labels} value`, labels matched as written. */
+function sample(text: string, name: string, labels = ''): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels ? `{${labels}}` : ''} `));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+describe('/metrics of the worker processes after a run', () => {
+  it('reports trajectories, turns by verdict and generated tokens as the database has them, plus the SDK\'s own metrics', async () => {
+    const results = await runRollouts(stack.client, trajectoryRequests('metrics', stack.problems.slice(0, 5), 2, { turns: 3 }));
+    expect(results.every((r) => r.status === 'completed')).toBe(true);
+    const [cpu, gpu] = await Promise.all(workers.map(async (w) => (await fetch(w.metricsUrl)).text()));
+
+    const { rows: [stored] } = await stack.pool.query(
+      "SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, sum(output_tokens)::int AS tokens FROM trajectories");
+    expect(stored.completed).toBe(10);
+    const { rows: verdicts } = await stack.pool.query('SELECT verdict, count(*)::int AS n FROM monitor_records GROUP BY 1');
+    for (const text of [cpu!, gpu!]) {
+      expect(sample(text, 'ratchet_trajectories_total', 'status="completed",failure_type="",failure_class=""')).toBe(stored.completed);
+      expect(sample(text, 'ratchet_generated_tokens_total')).toBe(stored.tokens);
+      for (const { verdict, n } of verdicts) expect(sample(text, 'ratchet_turns_total', `verdict="${verdict}"`)).toBe(n);
+      expect(verdicts.reduce((sum, v) => sum + v.n, 0)).toBe(30);
+      expect(sample(text, 'ratchet_running_trajectories')).toBe(0);
+    }
+    // The SDK runtime's exporter, appended: the CPU worker ran the workflows, the GPU worker the generate activities.
+    expect(cpu).toMatch(/^temporal_workflow_completed_total\{.*\} 10$/m);
+    expect(gpu).toMatch(/^temporal_activity_execution_latency(_seconds)?_count\{.*activity_type="generate".*\} 30$/m);
+  });
+});
