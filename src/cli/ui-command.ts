@@ -6,7 +6,7 @@ import { startStack } from '../stack/local-stack.js';
 import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { startRatchetUi } from '../ui/server.js';
-import { uiPort } from '../ui/ui-port.js';
+import { uiHost, uiPort } from '../ui/ui-port.js';
 import { connectClient } from '../workers/temporal-connection.js';
 
 export function uiCommand(): Command {
@@ -27,7 +27,7 @@ export function uiCommand(): Command {
         uiUrl: flags.temporalUi ?? stack.temporalUiUrl,
       };
       try {
-        const ui = await startRatchetUi({ pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), temporal, port: uiPort() });
+        const ui = await startRatchetUi({ pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), temporal, port: uiPort(), host: uiHost() });
         process.stdout.write(`Ratchet UI  ${ui.url}\n`);
         await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
         await ui.close();

@@ -1,16 +1,17 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
- * Metrics only a worker process can count (not derivable from Postgres). Activities increment them; they are
- * exported by the process's metrics server when RATCHET_METRICS_ADDRESS is set, and cost nothing otherwise.
+ * Metrics only a worker process can count (not derivable from Postgres or the SDK). Generation and verification
+ * latency need none: the SDK runtime's exporter has them per activity type (temporal_activity_execution_latency
+ * {activity_type="generate"}, temporal_local_activity_execution_latency{activity_type="environmentStep"}).
  */
 export const processRegistry = new Registry();
-collectDefaultMetrics({ register: processRegistry, prefix: 'ratchet_process_' });
+collectDefaultMetrics({ register: processRegistry, prefix: 'ratchet_' });
 
 const registers = [processRegistry];
 export const processMetrics = {
-  generationSeconds: new Histogram({ name: 'ratchet_generation_seconds', help: 'Time of one generate attempt (one turn of one trajectory)', buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300], registers }),
-  verificationSeconds: new Histogram({ name: 'ratchet_verification_seconds', help: 'Time of one verifier check', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3], registers }),
+  /** Incremented by the generate activity at each heartbeat it sends. */
   heartbeats: new Counter({ name: 'ratchet_generation_heartbeats_total', help: 'Heartbeats sent by generate attempts', registers }),
-  checkpointResumes: new Counter({ name: 'ratchet_checkpoint_resumes_total', help: 'Generate attempts that resumed from a stored checkpoint instead of starting over', registers }),
+  /** Incremented by the generate activity when an attempt resumes from a stored checkpoint instead of starting over. */
+  checkpointResumes: new Counter({ name: 'ratchet_checkpoint_resumes_total', help: 'Generate attempts that resumed from a stored checkpoint', registers }),
 };

@@ -14,19 +14,20 @@ export interface RunningUi {
 }
 
 /**
- * Serves the read-only UI on loopback (it shows prompts and answers; exposing it is the operator's decision, made
- * with a proxy in front). Port 0 picks a free one; the returned url says which.
+ * Serves the read-only UI on loopback (it shows prompts and answers; exposing it is the operator's decision: the
+ * compose file binds the container's port to the host's loopback). Port 0 picks a free one; the url says which.
  */
-export async function startRatchetUi(options: { pool: pg.Pool; tokenizer: ModelTokenizer; temporal?: TemporalAccess; port?: number }): Promise<RunningUi> {
+export async function startRatchetUi(options: { pool: pg.Pool; tokenizer: ModelTokenizer; temporal?: TemporalAccess; port?: number; host?: string }): Promise<RunningUi> {
   const app = uiApp({ ...options, assets: await loadAssets() });
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: options.port ?? DEFAULT_UI_PORT });
+  const host = options.host ?? '127.0.0.1';
+  const server = serve({ fetch: app.fetch, hostname: host, port: options.port ?? DEFAULT_UI_PORT });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`,
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       // Polling pages keep connections alive; close them so stopping never waits on a browser tab.

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { trajectoryRequests } from '../../src/rollout/submit.js';
@@ -60,6 +61,7 @@ describe('/metrics of the worker processes after a run', () => {
     const results = await runRollouts(stack.client, trajectoryRequests('metrics', stack.problems.slice(0, 5), 2, { turns: 3 }));
     expect(results.every((r) => r.status === 'completed')).toBe(true);
     const [cpu, gpu] = await Promise.all(workers.map(async (w) => (await fetch(w.metricsUrl)).text()));
+    if (process.env.RATCHET_METRICS_DUMP) for (const [kind, text] of [['cpu', cpu], ['gpu', gpu]]) writeFileSync(`${process.env.RATCHET_METRICS_DUMP}/${kind}.prom`, text!);
 
     const { rows: [stored] } = await stack.pool.query(
       "SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, sum(output_tokens)::int AS tokens FROM trajectories");
