@@ -6,6 +6,7 @@ import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.j
 import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { launchChromium } from './chromium.js';
+import { RolloutClient } from '../../src/client/rollout-client.js';
 import { runCli } from '../cli/run-cli.js';
 
 // One real run (Temporal dev server, Postgres, both workers, the simulated policy) shared by every page test.
@@ -111,6 +112,33 @@ describe('the Ratchet UI in a real browser over a real run', () => {
     await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="completed"]')?.textContent === '4', { timeout: 60_000 });
     expect(Number(await page.evaluate(() => (globalThis as any).document.body.dataset.refreshed))).toBeGreaterThan(0);
     expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[0].length)).toBe(2);
+  });
+});
+
+describe('a training run held by its staleness bound', () => {
+  it('shows queued groups and why they wait on the live page, and the admitted group\'s admission', async () => {
+    const stopController = await stack.startController();
+    try {
+      // η = 0 and batch size 1 at policy version 0: admission lets exactly one group run until a batch is consumed.
+      const run = { runId: 'train', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 4 };
+      const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+      const groups = await client.submit(run, stack.problems.slice(6, 9), { samples: 2, rollout: { turns: 1 } });
+      await expect.poll(async () => (await stack.pool.query("SELECT count(*)::int AS n FROM rollout_groups WHERE run_id = 'train' AND finished_at IS NOT NULL")).rows[0].n,
+        { timeout: 60_000, interval: 250 }).toBe(1);
+      await open('/live', 'live');
+      const queue = await page.$$eval('#queues tr', (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())));
+      expect(queue).toEqual([['train', '2', '0', '1', '0', '0', 'staleness bound: η=0 with batch size 1 at policy version 0']]);
+      const { rows: [admitted] } = await stack.pool.query("SELECT group_id FROM rollout_groups WHERE run_id = 'train' AND status = 'admitted'");
+      await open(`/groups/${encodeURIComponent(admitted.group_id)}`);
+      expect(await page.$$eval('#group tr.member td.status', (tds) => tds.map((td) => td.textContent))).toEqual(['completed', 'completed']);
+      expect(await text('main p')).toContain('admission admitted at policy version 0');
+      const waiting = groups.find((g) => g.groupId !== admitted.group_id)!;
+      await open(`/trajectories/${encodeURIComponent(waiting.trajectoryIds[0]!)}`);
+      expect(await text('#trajectory-status')).toBe('queued');
+      await client.cancel({ runId: 'train' });
+    } finally {
+      await stopController();
+    }
   });
 });
 
