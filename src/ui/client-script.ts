@@ -16,8 +16,9 @@ window.RatchetUI = {
     const colours = ['#1d5fbf', '#1f8a4c', '#c0392b', '#b9770e'];
     const options = {
       title: spec.title, width: spec.width || 420, height: 220,
-      scales: { x: { time: !!spec.time }, y: spec.yRange ? { range: spec.yRange } : {} },
-      axes: [{ label: spec.xLabel }, { label: spec.yLabel }],
+      // Turns and versions are whole numbers: pad the x range and tick on integers only.
+      scales: { x: spec.discrete ? { time: false, range: (u, lo, hi) => [lo - 0.5, hi + 0.5] } : { time: !!spec.time }, y: spec.yRange ? { range: spec.yRange } : {} },
+      axes: [spec.discrete ? { label: spec.xLabel, incrs: [1, 2, 5, 10, 20, 50, 100] } : { label: spec.xLabel }, { label: spec.yLabel }],
       series: [{}].concat(spec.series.map((name, i) => ({ label: name, stroke: colours[i % 4], fill: spec.bars ? colours[i % 4] + '88' : undefined,
         paths: bars, points: { show: true, size: 6 } }))),
     };
@@ -25,11 +26,11 @@ window.RatchetUI = {
   },
   runCharts(curves) {
     const byTurn = curves.byTurn, time = curves.overTime, version = curves.byVersion, lengths = curves.outputLengths;
-    this.chart('chart-by-turn', { title: 'success rate by turn', xLabel: 'turn', yLabel: 'success', yRange: [0, 1], series: ['success'],
-      x: byTurn.map((p) => p.turn), y: [byTurn.map((p) => p.successRate)] });
+    this.chart('chart-by-turn', { title: 'success rate by turn', xLabel: 'turn', yLabel: 'success', yRange: [0, 1], series: ['success'], discrete: true,
+      x: byTurn.map((p) => p.turn + 1), y: [byTurn.map((p) => p.successRate)] });
     this.chart('chart-over-time', { title: 'success over time', time: true, yRange: [0, 1], series: ['first turn', 'any turn'],
       x: time.map((p) => p.time / 1000), y: [time.map((p) => p.firstTurnSuccess), time.map((p) => p.anySuccess)] });
-    this.chart('chart-by-version', { title: 'success by policy version', xLabel: 'policy version', yRange: [0, 1], series: ['success'],
+    this.chart('chart-by-version', { title: 'success by policy version', xLabel: 'policy version', yRange: [0, 1], series: ['success'], discrete: true,
       x: version.map((p) => p.version), y: [version.map((p) => p.successRate)] });
     this.chart('chart-lengths', { title: 'output length (tokens)', xLabel: 'tokens', yLabel: 'turns', bars: true, series: ['turns'],
       x: lengths.map((p) => p.from), y: [lengths.map((p) => p.turns)] });

@@ -64,6 +64,8 @@ describe('the Ratchet UI in a real browser over a real run', () => {
     const { rows } = await stack.pool.query("SELECT turn, avg(success::int)::float8 AS rate FROM monitor_records WHERE trajectory_id LIKE 'ui/%' GROUP BY turn ORDER BY turn");
     const drawn = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[1]);
     expect(drawn).toEqual(rows.map((r) => r.rate));
+    // Turns are numbered from 1 everywhere (UI, `turn N/M` details, RatchetTurn = turns done).
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[0])).toEqual([1, 2, 3]);
     expect(await page.$$eval('#trajectories tr', (trs) => trs.length - 1)).toBe(12);
     await open('/runs/ui?verdict=correct');
     const correct = await stack.pool.query("SELECT count(DISTINCT trajectory_id)::int AS n FROM monitor_records WHERE trajectory_id LIKE 'ui/%' AND verdict = 'correct'");

@@ -4,11 +4,12 @@ import type { TrajectoryFilter, TrajectoryListEntry } from '../../store/trajecto
 import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, type Html } from '../layout.js';
 
 const COUNTERS: readonly (keyof RunCounters)[] = ['submitted', 'queued', 'running', 'completed', 'failed', 'consumed', 'stale', 'outputTokens', 'tokensPerSecond'];
+const LABELS: Partial<Record<keyof RunCounters, string>> = { outputTokens: 'output tokens', tokensPerSecond: 'tokens/s' };
 
 /** `/`: every run and plain `ratchet run` name with its counters. */
 export function runsPage(runs: { entry: RunListEntry; counters: RunCounters }[]): Html {
   const body = html`<h1>Runs</h1>
-<table id="runs"><tr><th>run</th><th>kind</th>${COUNTERS.map((name) => html`<th>${name}</th>`)}<th>failed by type</th><th>last finished</th></tr>
+<table id="runs"><tr><th>run</th><th>kind</th>${COUNTERS.map((name) => html`<th>${LABELS[name] ?? name}</th>`)}<th>failed by type</th><th>last finished</th></tr>
 ${runs.map(({ entry, counters }) => html`<tr data-run="${entry.runId}"><td><a href="${runHref(entry.runId)}">${entry.runId}</a></td><td>${entry.kind}</td>
 ${COUNTERS.map((name) => html`<td class="num">${counterText(counters[name])}</td>`)}<td>${failureText(counters.failedByType)}</td>
 <td>${entry.lastFinishedAt?.toISOString() ?? '–'}</td></tr>`)}</table>
@@ -21,7 +22,7 @@ ${runs.length === 0 ? html`<p class="muted">No runs yet: submit with <code>ratch
 export function runPage(runId: string, counters: RunCounters, curves: RunCurves, filter: TrajectoryFilter, trajectories: TrajectoryListEntry[]): Html {
   const live = counters.running + counters.queued > 0;
   const body = html`<h1>Run <code>${runId}</code> ${live ? html`<span class="status running">live</span>` : ''}</h1>
-<div class="counters">${COUNTERS.map((name) => html`<div class="counter">${name}<b data-counter="${name}">${counterText(counters[name])}</b></div>`)}</div>
+<div class="counters">${COUNTERS.map((name) => html`<div class="counter">${LABELS[name] ?? name}<b data-counter="${name}">${counterText(counters[name])}</b></div>`)}</div>
 <p>Failed by type: <span id="failed-by-type">${failureText(counters.failedByType)}</span></p>
 <div class="charts"><div class="chart" id="chart-by-turn"></div><div class="chart" id="chart-over-time"></div>
 <div class="chart" id="chart-by-version"></div><div class="chart" id="chart-lengths"></div></div>

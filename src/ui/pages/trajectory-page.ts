@@ -52,7 +52,7 @@ ${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning
 <pre class="answer">
 ${answer.answer}</pre>
 <p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>
-${turn.feedbackText !== null ? html`<pre class="feedback">
+${turn.feedbackText !== null ? html`<p class="muted">Feedback (appended as tokens before the next turn):</p><pre class="feedback">
 ${turn.feedbackText}</pre>` : ''}
 ${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
 </section>`;

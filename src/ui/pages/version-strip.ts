@@ -3,7 +3,7 @@ import type { Html } from '../layout.js';
 
 /** A colour per policy version, stable across pages (−1, not generated, is grey). */
 export function versionColour(version: number): string {
-  return version < 0 ? '#c9ced8' : `hsl(${(version * 67) % 360} 62% 52%)`;
+  return version < 0 ? '#c9ced8' : `hsl(${(210 + version * 67) % 360} 62% 52%)`;
 }
 
 /**
