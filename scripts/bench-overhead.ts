@@ -32,6 +32,8 @@ const { values: flags } = parseArgs({
     slots: { type: 'string', default: '32' },
     'decode-tokens-per-second': { type: 'string', default: '200' },
     'turn-tokens': { type: 'string', default: '1000' },
+    // postgres: watch the stored rows, as a trainer consuming from Postgres does; results: wait on each workflow.
+    'wait-on': { type: 'string', default: 'postgres' },
   },
 });
 const trajectories = Number(flags.trajectories);
@@ -70,7 +72,7 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
     await runRatchetPass(client, trajectoryRequests(`warmup-${name}-${Date.now()}`, problems.slice(0, 8), 1, { turns: 1 }));
 
     const requests = trajectoryRequests(`${name}-${Date.now()}`, problems, Math.ceil(trajectories / problems.length), { turns }).slice(0, trajectories);
-    const result: Record<string, unknown> = { phase: name, trajectories, turns, cpuWorkers, slots };
+    const result: Record<string, unknown> = { phase: name, trajectories, turns, cpuWorkers, slots, waitOn: flags['wait-on'] };
     if (withLoop) {
       const verifier = new VerifierPool({ size: 1 });
       const loopCpu = new CpuMeter({ loop: () => processCpuSeconds(), postgres: () => treeCpuSeconds(pgPid), policy: () => treeCpuSeconds(policy.pid) });
@@ -90,7 +92,7 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
       policy: () => treeCpuSeconds(policy.pid),
       client: () => processCpuSeconds(),
     });
-    const pass = await runRatchetPass(client, requests);
+    const pass = await runRatchetPass(client, requests, flags['wait-on'] === 'results' ? 'results' : { pool });
     const cpuSeconds = meter.read();
     const ratchetCpu = Object.entries(cpuSeconds).filter(([key]) => !['policy', 'client'].includes(key)).reduce((sum, [, s]) => sum + s, 0);
     const history = await historySize(client, requests.slice(0, 8).map((r) => r.trajectoryId));

@@ -26,6 +26,11 @@ export interface TrajectoryResult {
 /** The live state answered by the `state` query. */
 export interface TrajectoryState {
   phase: 'queued' | 'tokenizing' | 'generating' | 'verifying' | 'feedback' | 'persisting' | 'completed' | 'failed';
+  /**
+   * Turns done, as `RatchetTurn` and the details count them: while generating, the turn in progress is
+   * `turn + 1` of `turns`; a finished 5-turn trajectory says 5. (Runs of releases 1-2 answer the index of the
+   * last turn started instead.)
+   */
   turn: number;
   turns: number;
   verdicts: TurnVerdict[];

@@ -89,7 +89,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       turns.push({ turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen });
       contextLen += output.outputLen + step.feedbackLen;
 
-      Object.assign(state, { verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
+      Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
       reportProgress(turns, options.turns);
       if (options.earlyStop && step.success) {
         endReason = 'early_stop';

@@ -3,7 +3,7 @@ import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
 import { readMonitorRecords } from '../../src/store/trajectory-export.js';
 import { stateQuery } from '../../src/workflows/trajectory-state.js';
-import { QID, STATUS } from '../../src/workflows/search-attributes.js';
+import { QID, STATUS, SUCCESSES, TURN } from '../../src/workflows/search-attributes.js';
 import { expectSeedInvariants } from './seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
@@ -88,12 +88,15 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
     const { handle } = await submitTrajectory(stack.client, request!);
     const result = await handle.result();
     const state = await handle.query(stateQuery);
-    expect(state).toMatchObject({ phase: 'completed', turn: 2, turns: 3 });
+    // One turn convention: turns done, in the query, the search attribute and the details alike.
+    expect(state).toMatchObject({ phase: 'completed', turn: 3, turns: 3 });
     expect(state.verdicts).toEqual(result.turns.map((t) => t.verdict));
     expect(state.lastAnswerTail).toContain('\\boxed{');
     const description = await handle.describe();
     expect(description.typedSearchAttributes.get(QID)).toBe(request!.qid);
     expect(description.typedSearchAttributes.get(STATUS)).toBe('completed');
+    expect(description.typedSearchAttributes.get(TURN)).toBe(3);
+    expect(description.typedSearchAttributes.get(SUCCESSES)).toBe(result.turns.filter((t) => t.success).length);
     expect(await description.staticSummary()).toContain(request!.qid);
   });
 });
