@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { RolloutClient } from '../src/client/rollout-client.js';
+import { loadDataset } from '../src/datasets/index.js';
 import { submitTrajectory, trajectoryRequests } from '../src/rollout/submit.js';
 import { localTemporalCliPath } from '../src/stack/temporal-cli.js';
 import { publishPolicyVersion } from '../src/store/policy-versions.js';
@@ -68,8 +69,18 @@ const invalidRequest: Recording = async (stack, name) => {
   return { [name]: { workflowId: handle.workflowId } };
 };
 
+/** A code task (the simulated policy does not know this problem, so its answers carry no code: `no_answer`). */
+const codeTask: Recording = async (stack, name) => {
+  const { problems } = await loadDataset(path.resolve(import.meta.dirname, '../data/code-sample.jsonl'), { limit: 1 });
+  const [request] = trajectoryRequests(`replay-${name}`, problems, 1, { turns: 2 });
+  const { handle } = await submitTrajectory(stack.client, request!);
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
 // Release 1 (grouped admission): recorded once, never again.
-// Release 2 (request schema, admission back-off with continue-as-new, typed failures): the rest.
+// Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
+// Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -80,6 +91,13 @@ const cases: Record<string, Recording> = {
   'r2-grouped-admission': grouped({ turns: 1 }),
   'r2-continued-while-queued': continuedWhileQueued,
   'r2-invalid-request': invalidRequest,
+  'r3-seed-default': plain({ turns: 2 }),
+  'r3-early-stop-concat': plain({ turns: 3, earlyStop: true, layout: 'concat', answerExtraction: 'math-verify' }),
+  'r3-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r3-grouped-admission': grouped({ turns: 1 }),
+  'r3-continued-while-queued': continuedWhileQueued,
+  'r3-invalid-request': invalidRequest,
+  'r3-code-task': codeTask,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));
