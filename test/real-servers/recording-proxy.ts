@@ -19,12 +19,12 @@ export async function startRecordingProxy(upstream: string) {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const body = Buffer.concat(chunks);
-      requests.push({ path: request.url ?? '', body: body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined });
+      requests.push({ path: request.url ?? '', body: parsedBody(body) });
       const requestId = request.headers['x-request-id'];
       const generation = request.method === 'POST' && request.url === '/v1/completions' && typeof requestId === 'string';
       let record: ServedRequest | undefined;
       if (generation) {
-        record = { body: JSON.parse(body.toString('utf8')) as Record<string, unknown>, sentIds: [], sentLogprobs: [] };
+        record = { body: (parsedBody(body) ?? {}) as Record<string, unknown>, sentIds: [], sentLogprobs: [] };
         served.set(requestId, record);
         if (fault === 'error') return void response.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
       }
@@ -82,5 +82,13 @@ function recordEvent(record: ServedRequest, event: string): void {
     record.sentIds.push(...(choice.logprobs?.tokens ?? []).map((token) => Number(token.replace('token_id:', ''))));
     record.sentLogprobs.push(...(choice.logprobs?.token_logprobs ?? []));
     if (choice.finish_reason) record.end = choice.finish_reason as ServedRequest['end'];
+  }
+}
+
+function parsedBody(body: Buffer): unknown {
+  try {
+    return body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
+  } catch {
+    return body.toString('utf8');
   }
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { freePort } from '../../src/stack/free-port.js';
 
 /** What `npm run setup:vllm` made: the CPU vLLM's virtualenv and the two tiny policy versions. */
-export const VLLM_STATE = path.resolve(import.meta.dirname, '../../.ratchet/vllm');
+export const VLLM_STATE = path.resolve(import.meta.dirname, '../..', process.env.RATCHET_STATE_DIR ?? '.ratchet', 'vllm');
 export const VLLM_PYTHON = path.join(VLLM_STATE, 'venv/bin/python');
 export const POLICY_MODELS = [0, 1].map((version) => path.join(VLLM_STATE, 'models', `policy-v${version}`));
 export const MAX_MODEL_LEN = 2048;
