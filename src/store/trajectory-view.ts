@@ -45,12 +45,12 @@ export interface TrajectoryView {
 export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): Promise<TrajectoryView> {
   const [stored, membership] = await Promise.all([
     pool.query('SELECT * FROM trajectories WHERE trajectory_id = $1', [trajectoryId]),
-    pool.query<{ group_id: string; staleness: number | null; status: string }>(
-      'SELECT m.group_id, m.staleness, g.status FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE m.trajectory_id = $1', [trajectoryId]),
+    pool.query<{ group_id: string; staleness: number | null; status: string; qid: string }>(
+      'SELECT m.group_id, m.staleness, g.status, g.qid FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE m.trajectory_id = $1', [trajectoryId]),
   ]);
   const member = membership.rows[0];
   const base: TrajectoryView = {
-    trajectoryId, qid: null, status: 'unknown', layout: null, birthTime: null, finishedAt: null, endReason: null, error: null,
+    trajectoryId, qid: member?.qid ?? null, status: 'unknown', layout: null, birthTime: null, finishedAt: null, endReason: null, error: null,
     failureType: null, failureClass: null, groupId: member?.group_id ?? null, staleness: member?.staleness ?? null,
     promptIds: [], promptText: null, turns: [], generating: null,
   };

@@ -25,6 +25,8 @@ export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelToken
     loadWorkflowProblem(temporal, trajectoryId),
     final ? Promise.resolve(null) : queryTrajectoryState(temporal, trajectoryId),
   ]);
+  // A trajectory still running has no stored row: its qid comes from its group or its workflow's input.
+  if (view.qid === null && problem?.qid) view.qid = problem.qid;
   return {
     view, problem, live,
     promptText: view.promptText ?? (view.promptIds.length > 0 ? tokenizer.decodeAll(view.promptIds) : ''),

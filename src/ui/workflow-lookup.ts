@@ -12,6 +12,7 @@ export interface TemporalAccess {
 
 /** What the trajectory was asked to solve, as its workflow was started with (Postgres keeps no problem text). */
 export interface WorkflowProblem {
+  qid: string | null;
   problem: string;
   gold: string[];
 }
@@ -28,8 +29,9 @@ export async function loadWorkflowProblem(access: TemporalAccess | undefined, tr
     const history = await access.client.workflow.getHandle(trajectoryId).fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     if (!payload) return null;
-    const request = defaultPayloadConverter.fromPayload<{ problem?: unknown; gold?: unknown }>(payload);
-    return typeof request?.problem === 'string' ? { problem: request.problem, gold: Array.isArray(request.gold) ? request.gold.map(String) : [] } : null;
+    const request = defaultPayloadConverter.fromPayload<{ qid?: unknown; problem?: unknown; gold?: unknown }>(payload);
+    if (typeof request?.problem !== 'string') return null;
+    return { qid: typeof request.qid === 'string' ? request.qid : null, problem: request.problem, gold: Array.isArray(request.gold) ? request.gold.map(String) : [] };
   } catch {
     // Not found (retention expired, started elsewhere) or unreachable: the page shows what Postgres has.
     return null;
