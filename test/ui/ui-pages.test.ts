@@ -154,7 +154,7 @@ describe('ratchet show over the same run', () => {
     let at = 0;
     for (const [t, row] of rows.entries()) {
       // In order: the turn header with its verdict, the answer, the extracted answer, the feedback.
-      for (const piece of [`── turn ${t + 1}: ${row.verdict}`, row.answer_text, `extracted answer: ${row.extracted_answer}`, `feedback: ${row.feedback_text.trim()}`]) {
+      for (const piece of [`── turn ${t + 1}: ${row.verdict}`, row.answer_text, `extracted answer: ${row.extracted_answer ?? '(none)'}`, `feedback: ${row.feedback_text.trim()}`]) {
         const found = result.stdout.indexOf(piece, at);
         expect(found, piece).toBeGreaterThanOrEqual(at);
         at = found + piece.length;
