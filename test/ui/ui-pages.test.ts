@@ -7,6 +7,7 @@ import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { launchChromium } from './chromium.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
+import { CPU_TASK_QUEUE } from '../../src/task-queues.js';
 import { runCli } from '../cli/run-cli.js';
 
 // One real run (Temporal dev server, Postgres, both workers, the simulated policy) shared by every page test.
@@ -114,6 +115,20 @@ describe('the Ratchet UI in a real browser over a real run', () => {
     await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="completed"]')?.textContent === '4', { timeout: 60_000 });
     expect(Number(await page.evaluate(() => (globalThis as any).document.body.dataset.refreshed))).toBeGreaterThan(0);
     expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[0].length)).toBe(2);
+  });
+});
+
+describe('a failed trajectory', () => {
+  it('shows its failure type and class on its page and in its run\'s counters', async () => {
+    // Started around the client's checks, as a Python trainer could: the workflow records the failure itself.
+    const id = 'ui-bad/q/0';
+    const handle = await stack.client.workflow.start('trajectory', { taskQueue: CPU_TASK_QUEUE, workflowId: id, args: [{ trajectoryId: id, qid: 'q', problem: 'p', gold: [] }] });
+    await handle.result().catch(() => undefined);
+    await open(`/trajectories/${encodeURIComponent(id)}`, 'failed');
+    expect(await text('#trajectory-status')).toBe('failed');
+    expect(await text('#failure')).toMatch(/^Failed: InvalidRequest \(data\) after 0 turns/);
+    await open('/runs/ui-bad');
+    expect(await text('#failed-by-type')).toBe('InvalidRequest 1');
   });
 });
 
