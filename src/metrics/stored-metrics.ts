@@ -1,6 +1,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type pg from 'pg';
 import { readMetricCounts } from '../store/metric-counts.js';
+import { readCounters, readRun } from '../admission/admission-store.js';
+import { admissionCapacity } from '../admission/staleness.js';
 
 /**
  * Ratchet's outcome metrics, read from Postgres at each scrape rather than counted in the activities: they survive
@@ -15,12 +17,13 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
   const batches = new Counter({ name: 'ratchet_batches_total', help: 'Batches by state: claimed (all), acknowledged, expired (lease ran out unacknowledged: its groups are re-delivered)', labelNames: ['state'], registers });
   const groups = new Gauge({ name: 'ratchet_run_groups', help: 'Groups of a training run by state: pending (queued for admission), running, admitted', labelNames: ['run', 'state'], registers });
   const capacity = new Gauge({ name: 'ratchet_run_max_concurrent_groups', help: 'A run\'s max_concurrent: the most groups admission lets run at once', labelNames: ['run'], registers });
+  const admission = new Gauge({ name: 'ratchet_run_admission_capacity', help: 'Groups admission would start now under the run\'s staleness bound and max_concurrent (as `ratchet runs status` capacity)', labelNames: ['run'], registers });
   const version = new Gauge({ name: 'ratchet_policy_version', help: 'The latest published policy version', registers });
   const running = new Gauge({ name: 'ratchet_running_trajectories', help: 'Trajectories started and not yet stored', registers });
 
   return async () => {
     const counts = await readMetricCounts(pool);
-    for (const metric of [trajectories, turns, tokens, batches, groups, capacity]) metric.reset();
+    for (const metric of [trajectories, turns, tokens, batches, groups, capacity, admission]) metric.reset();
     for (const row of counts.trajectories) trajectories.inc({ status: row.status, failure_type: row.failureType, failure_class: row.failureClass }, row.n);
     for (const row of counts.turns) turns.inc({ verdict: row.verdict }, row.n);
     tokens.inc(counts.generatedTokens);
@@ -31,6 +34,11 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
       groups.set({ run: run.runId, state: 'admitted' }, run.admitted);
       capacity.set({ run: run.runId }, run.maxConcurrent);
     }
+    // The same computation admission uses, so the gauge cannot drift from what the controller does.
+    await Promise.all(counts.runs.map(async ({ runId }) => {
+      const [bound, counters] = await Promise.all([readRun(pool, runId), readCounters(pool, runId)]);
+      if (bound) admission.set({ run: runId }, admissionCapacity(bound, counters));
+    }));
     version.set(counts.policyVersion);
     running.set(counts.runningTrajectories);
   };

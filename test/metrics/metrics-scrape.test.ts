@@ -6,6 +6,8 @@ import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { trajectoryRequests } from '../../src/rollout/submit.js';
 import { freePort } from '../../src/stack/free-port.js';
 import { CLI } from '../cli/run-cli.js';
+import { RolloutClient } from '../../src/client/rollout-client.js';
+import { runStatus } from '../../src/admission/run-status.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 
 // The real worker processes (`ratchet worker cpu|gpu`), each with RATCHET_METRICS_ADDRESS, against a real
@@ -77,5 +79,27 @@ describe('/metrics of the worker processes after a run', () => {
     // The SDK runtime's exporter, appended: the CPU worker ran the workflows, the GPU worker the generate activities.
     expect(cpu).toMatch(/^temporal_workflow_completed_total\{.*\} 10$/m);
     expect(gpu).toMatch(/^temporal_activity_execution_latency(_seconds)?_count\{.*activity_type="generate".*\} 30$/m);
+  });
+
+  it('reports a training run\'s groups, admission capacity and batches as `ratchet runs status` does', async () => {
+    const stopController = await stack.startController();
+    try {
+      const run = { runId: 'mrun', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 4 };
+      const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+      await client.submit(run, stack.problems.slice(5, 8), { samples: 2, rollout: { turns: 1 } });
+      const batch = await client.consume('mrun', 1, { consumer: 'metrics-test', waitMs: 60_000 });
+      expect(batch).toBeDefined();
+      await client.ack(batch!.batchId);
+      const status = (await runStatus(stack.pool, 'mrun'))!;
+      const text = await (await fetch(workers[0]!.metricsUrl)).text();
+      expect(sample(text, 'ratchet_run_groups', 'run="mrun",state="pending"')).toBe(status.waiting);
+      expect(sample(text, 'ratchet_run_groups', 'run="mrun",state="running"')).toBe(status.running);
+      expect(sample(text, 'ratchet_run_admission_capacity', 'run="mrun"')).toBe(status.capacity);
+      expect(sample(text, 'ratchet_batches_total', 'state="claimed"')).toBe(1);
+      expect(sample(text, 'ratchet_batches_total', 'state="acknowledged"')).toBe(1);
+      await client.cancel({ runId: 'mrun' });
+    } finally {
+      await stopController();
+    }
   });
 });
