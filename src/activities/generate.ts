@@ -7,6 +7,7 @@ import { CheckpointSuperseded, dropTurnCheckpoint } from '../store/turn-checkpoi
 import { loadContext, saveTurnOutput } from '../store/turn-store.js';
 import { FailureType } from '../trajectory/failure.js';
 import type { FinishReason } from '../trajectory/turn.js';
+import { processMetrics } from '../metrics/process-metrics.js';
 import { checkpointHeartbeat } from './partial-output.js';
 import { classified } from './failures.js';
 import { resumeTurn, TurnCheckpointWriter } from './turn-checkpoint.js';
@@ -46,7 +47,8 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
       // A retry announces its cursor at once: it replaces the last attempt's (or an earlier release's tokens). A first
       // attempt has nothing to replace; its first heartbeat follows its first checkpoint, so a turn shorter than
       // one heartbeat interval costs the server no heartbeat at all.
-      if (claimed) context.heartbeat(checkpointHeartbeat({ attempt: key.attempt, tokens: resumed.ids.length }));
+      if (claimed) heartbeat(context, key.attempt, resumed.ids.length);
+      if (resumed.ids.length > 0) processMetrics.checkpointResumes.inc();
       const inputIds = await loadContext(pool, input.trajectoryId, input.turn);
       if (inputIds.length !== input.contextLen) {
         throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);
@@ -57,7 +59,7 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
         if (claimed) await dropTurnCheckpoint(pool, key);
         return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
       }
-      const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => context.heartbeat(checkpointHeartbeat({ attempt: key.attempt, tokens })));
+      const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
       const { output, finishReason } = await superseded(generateResumable(backend, {
         context: inputIds, maxNewTokens: budget, temperature: input.temperature,
         requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
@@ -81,6 +83,11 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
       return result;
     });
   };
+}
+
+function heartbeat(context: Context, attempt: number, tokens: number): void {
+  context.heartbeat(checkpointHeartbeat({ attempt, tokens }));
+  processMetrics.heartbeats.inc();
 }
 
 /**

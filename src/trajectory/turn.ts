@@ -23,6 +23,8 @@ export interface TurnRecord {
   success: boolean;
   /** Tokens appended after this turn's output (end-of-turn token when cut off, then the feedback user turn). */
   feedbackLen: number;
+  /** Tokens carried over from a dead attempt's checkpoint instead of being generated again (absent: none). */
+  resumedTokens?: number;
 }
 
 /** True when the turn ended without EOS (seq_no_eos_mask). */
