@@ -132,10 +132,11 @@ function roundAll(record: Record<string, number>): Record<string, number> {
 
 try {
   for (const name of flags.phases.split(',')) {
+    // Served as a tuned SGLang deployment would be: incremental streaming, a chunk every 16 decode steps.
+    const stream = ['--incremental-streaming-output', '--chunk-tokens', '16'];
     const policyFlags = name === 'instant'
-      ? ['--tokens-per-second', '1000000000']
-      // A tuned SGLang deployment: incremental streaming, a chunk every 16 decode steps.
-      : ['--tokens-per-second', flags['decode-tokens-per-second'], '--reasoning-tokens', flags['turn-tokens'], '--incremental-streaming-output', '--chunk-tokens', '16'];
+      ? ['--tokens-per-second', '1000000000', ...stream]
+      : ['--tokens-per-second', flags['decode-tokens-per-second'], '--reasoning-tokens', flags['turn-tokens'], ...stream];
     console.log(JSON.stringify(await phase(name, policyFlags, name !== 'instant'), null, 2));
   }
 } finally {
