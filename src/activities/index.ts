@@ -3,7 +3,7 @@ import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { appendFeedbackActivity } from './append-feedback.js';
-import { checkRequest } from './check-request.js';
+import { checkRequestActivity } from './check-request.js';
 import { environmentStepActivity } from './environment-step.js';
 import { generateActivity } from './generate.js';
 import { joinGroupActivity } from './join-group.js';
@@ -15,9 +15,9 @@ import { verifyActivity } from './verify.js';
  * Activities of the CPU worker: everything but generation. Since release 3 the workflow runs them as local
  * activities; `verify` and `appendFeedback` stay for trajectories that started under release 2.
  */
-export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool }) {
+export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool; uiUrl?: string }) {
   return {
-    checkRequest,
+    checkRequest: checkRequestActivity(deps.uiUrl),
     joinGroupForAdmission: joinGroupActivity(deps.pool),
     tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
     environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, deps.verifier),

@@ -15,7 +15,9 @@ export function devCommand(): Command {
     .description('run the embedded stack (Temporal with UI, Postgres), both workers and the simulated policy until Ctrl-C')
     .option('--dataset <file>', 'problems the simulated policy knows the answers to', SAMPLE_DATASET)
     .action(async (flags) => {
-      const config = loadConfig();
+      // The UI starts on a known port, so the workflows' details can link to it from the start.
+      const config = { ...loadConfig() };
+      config.uiUrl ??= `http://127.0.0.1:${uiPort()}`;
       const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false });
       const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),
         temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl } });

@@ -29,7 +29,7 @@ export function workerCommand(): Command {
         }
         process.stderr.write(`${kind} worker polling ${config.temporal.address} (${namespace})\n`);
         if (kind === 'cpu') {
-          const worker = await createCpuWorker({ connection, namespace, pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier: verifier!, maxCachedWorkflows: config.workflowCache });
+          const worker = await createCpuWorker({ connection, namespace, pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier: verifier!, maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl });
           await worker.run();
         } else {
           const gpu = await startGpuWorkerService({

@@ -64,7 +64,7 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       stops.push(() => workerConnection.close());
       const verifier = new VerifierPool(config.verifier);
       stops.push(() => verifier.close());
-      const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, tokenizer, verifier, maxCachedWorkflows: config.workflowCache });
+      const cpuWorker: Worker = await createCpuWorker({ connection: workerConnection, namespace: config.temporal.namespace, pool, tokenizer, verifier, maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl });
       const gpu = await startGpuWorkerService({
         connection: workerConnection, namespace: config.temporal.namespace, pool, databaseUrl: stack.databaseUrl,
         backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,

@@ -19,6 +19,8 @@ export interface CpuWorkerDeps {
    * worker's memory then grows by gigabytes. An evicted trajectory replays its short history on its next step.
    */
   maxCachedWorkflows?: number;
+  /** Where `ratchet ui` serves trajectory pages: each workflow's details link to its page. */
+  uiUrl?: string;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
   workflowBundle?: WorkflowBundle;
 }

@@ -55,6 +55,9 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const turns: TurnRecord[] = [];
   const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
   setHandler(stateQuery, () => state);
+  // The details (not history) say what the trajectory is and link to its page, however the workflow was started.
+  const header = detailsHeader(request, checked.page);
+  setCurrentDetails(header);
   // Ratchet's client sets these when it starts the workflow; a workflow started any other way sets them itself.
   if (workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
     upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
@@ -90,7 +93,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       contextLen += output.outputLen + step.feedbackLen;
 
       Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
-      reportProgress(turns, options.turns);
+      reportProgress(header, turns, options.turns);
       if (options.earlyStop && step.success) {
         endReason = 'early_stop';
         break;
@@ -146,9 +149,14 @@ function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule 
  * attributes are written once, when the trajectory ends (release 2 upserted them every turn: each upsert is a
  * history event and a visibility write, the largest per-turn cost the server had left).
  */
-function reportProgress(turns: TurnRecord[], total: number): void {
+function reportProgress(header: string, turns: TurnRecord[], total: number): void {
   const successes = turns.filter((t) => t.success).length;
-  setCurrentDetails(`turn ${turns.length}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${turns[turns.length - 1]!.versionEnd}`);
+  setCurrentDetails(`${header}\n\nturn ${turns.length}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${turns[turns.length - 1]!.versionEnd}`);
+}
+
+function detailsHeader(request: TrajectoryRequest, page: string | undefined): string {
+  const problem = request.problem.length > 120 ? `${request.problem.slice(0, 120)}…` : request.problem;
+  return `${request.qid}: ${problem}${page ? `\n\n[Ratchet trajectory page](${page})` : ''}`;
 }
 
 /** `RatchetTurn` is the number of turns done, as the details count them (release 2 wrote the last turn's index). */

@@ -98,6 +98,10 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
     expect(description.typedSearchAttributes.get(TURN)).toBe(3);
     expect(description.typedSearchAttributes.get(SUCCESSES)).toBe(result.turns.filter((t) => t.success).length);
     expect(await description.staticSummary()).toContain(request!.qid);
+    // Current details (no history event): what the trajectory is, then its progress in the same turn count.
+    const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toContain(`${request!.qid}: ${request!.problem.slice(0, 40)}`);
+    expect(metadata.currentDetails).toContain('turn 3/3');
   });
 });
 
