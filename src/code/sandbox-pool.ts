@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { HarnessJob, HarnessResult } from './harness-protocol.js';
-import { processesOwnedBy } from './process-count.js';
+import { processesOwnedBy, reapSlot } from './process-count.js';
 import { runHarness, type HarnessEnd } from './run-harness.js';
 import { sandboxArgv } from './sandbox-command.js';
 import { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
@@ -48,7 +48,12 @@ export class CodeSandboxPool {
     if (!root) job = { ...job, maxProcesses: job.maxProcesses + processesOwnedBy(process.getuid?.() ?? 0) };
     // Either tool gives the solution a tmpfs directory of its own; nothing is left on the machine to clean.
     const answerTimeoutMs = Math.min(this.config.answerTimeoutS, job.inputs.length * job.timeoutS + 5) * 1000;
-    return runHarness({ argv, cwd: '/', ...owner, answerTimeoutMs }, job, onResult);
+    try {
+      return await runHarness({ argv, cwd: '/', ...owner, answerTimeoutMs }, job, onResult);
+    } finally {
+      // Under root the slot's uid is the sandbox's alone: the next answer in this slot starts with nothing of this one left.
+      if (owner.uid !== undefined) await reapSlot(owner.uid);
+    }
   }
 
   private async choose(): Promise<IsolationTool> {
