@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROLLOUT_OPTIONS, resolveRolloutOptions } from '../../src/trajectory/options.js';
 
 describe('resolveRolloutOptions', () => {
-  it('defaults to the seed: 5 turns, no early stop, discount 1, scaling 1, bias 0, 1024 new tokens, seed layout', () => {
+  it('defaults to the seed: 5 turns, no early stop, discount 1, scaling 1, bias 0, 1024 new tokens, seed layout, stated answers', () => {
     expect(resolveRolloutOptions()).toEqual({
-      turns: 5, earlyStop: false, discount: 1, rewardScaling: 1, rewardBias: 0, maxNewTokens: 1024, temperature: 1, layout: 'seed',
+      turns: 5, earlyStop: false, discount: 1, rewardScaling: 1, rewardBias: 0, maxNewTokens: 1024, temperature: 1, layout: 'seed', answerExtraction: 'stated',
     });
     expect(resolveRolloutOptions({})).toEqual(DEFAULT_ROLLOUT_OPTIONS);
   });
@@ -38,5 +38,12 @@ describe('resolveRolloutOptions', () => {
 
   it('reports every invalid field at once', () => {
     expect(() => resolveRolloutOptions({ turns: 0, discount: 0, layout: 'x' as never })).toThrow(/turns.*discount.*layout/);
+  });
+});
+
+describe('answerExtraction', () => {
+  it('takes math-verify and rejects anything else, naming the choices', () => {
+    expect(resolveRolloutOptions({ answerExtraction: 'math-verify' }).answerExtraction).toBe('math-verify');
+    expect(() => resolveRolloutOptions({ answerExtraction: 'last-number' as never })).toThrow(/answerExtraction.*"stated" or "math-verify"/);
   });
 });
