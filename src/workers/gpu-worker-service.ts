@@ -28,7 +28,7 @@ export async function startGpuWorkerService(options: GpuWorkerServiceOptions): P
   const done = runGpuWorkerWhileHealthy({
     connection: options.connection, namespace: options.namespace, pool: options.pool, backend: options.backend,
     currentVersion: versions.current, slots: options.slots, heartbeatIntervalMs: options.heartbeatIntervalMs,
-  }, { signal: abort.signal, intervalMs: options.healthIntervalMs, onRecovered: () => versions.reloadAfterOutage() }).finally(() => versions.stop());
+  }, { signal: abort.signal, intervalMs: options.healthIntervalMs }).finally(() => versions.stop());
   return {
     done,
     stop: async () => {

@@ -6,8 +6,6 @@ export interface HealthGateOptions {
   /** How often the server's health is checked. */
   intervalMs?: number;
   signal?: AbortSignal;
-  /** Runs before the worker polls again after the server was unhealthy (it may have restarted). */
-  onRecovered?: () => Promise<void>;
 }
 
 /**
@@ -18,20 +16,15 @@ export interface HealthGateOptions {
 export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: HealthGateOptions = {}): Promise<void> {
   const intervalMs = options.intervalMs ?? 2_000;
   const stopped = () => options.signal?.aborted ?? false;
-  let outage = false;
   while (!stopped()) {
     if (!(await deps.backend.health())) {
-      outage = true;
       await sleep(intervalMs, options.signal);
       continue;
     }
-    if (outage) await options.onRecovered?.();
-    outage = false;
     const worker: Worker = await createGpuWorker(deps);
     const watch = setInterval(() => {
       void deps.backend.health().then((healthy) => {
         if (!healthy && worker.getState() === 'RUNNING') {
-          outage = true;
           log.warn({ server: deps.backend.url }, 'inference server unhealthy: GPU worker stops taking tasks until it recovers');
           worker.shutdown();
         }

@@ -36,18 +36,6 @@ export class PolicyVersionWatcher {
     return this.syncing;
   }
 
-  /**
-   * The server was unreachable and is back: it may have restarted, serving whatever weights it started with.
-   * Forget what was loaded into it and load the newest version again, so no token is stamped with a version
-   * the server no longer holds.
-   */
-  reloadAfterOutage(): Promise<void> {
-    this.syncing = this.syncing.then(() => {
-      this.version = 0;
-    });
-    return this.sync();
-  }
-
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.listener?.close();
