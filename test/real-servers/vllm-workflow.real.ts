@@ -106,10 +106,14 @@ describe('failures against a real vLLM', () => {
     const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateHeartbeatSeconds: 3 } });
 
     const first = spawnGpuWorker();
-    await until(async () => (await vllm.metrics()).generatedTokens - start >= 40, 60_000);
-    const rateStart = { at: Date.now(), tokens: (await vllm.metrics()).generatedTokens };
-    await until(async () => (await vllm.metrics()).generatedTokens - start >= 200, 60_000);
-    const rate = ((await vllm.metrics()).generatedTokens - rateStart.tokens) / ((Date.now() - rateStart.at) / 1000);
+    // Timed by what the worker has checkpointed, not by the server's counter (which a loaded vLLM updates in bursts):
+    // the kill then lands mid-turn, with tokens in the checkpoint to resume from.
+    const checkpointed = async () => (await stack.pool.query<{ n: number }>(
+      "SELECT coalesce(max(token_count), 0)::int AS n FROM turn_checkpoints WHERE trajectory_id LIKE 'kill/%'")).rows[0]!.n;
+    await until(async () => (await checkpointed()) >= 40, 60_000);
+    const rateStart = { at: Date.now(), tokens: await checkpointed() };
+    await until(async () => (await checkpointed()) >= 200, 60_000);
+    const rate = ((await checkpointed()) - rateStart.tokens) / ((Date.now() - rateStart.at) / 1000);
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
 
@@ -118,6 +122,8 @@ describe('failures against a real vLLM', () => {
     expect(result.status).toBe('completed');
     const kept = result.turns[0]!.outputLen;
     expect(kept).toBe(600);
+    // The server's counter is updated in bursts: wait until it has at least caught up with what was kept.
+    await until(async () => { const m = await vllm.metrics(); return m.running === 0 && m.generatedTokens - start >= kept; }, 15_000);
     const generated = (await vllm.metrics()).generatedTokens - start;
     const generatedTwice = generated - kept;
     // One interval's worth at the rate the server showed (floored at 100 tokens/s), plus a chunk's slack.
