@@ -1,7 +1,7 @@
 /** Ratchet's library API: what a trainer imports. */
 export { RolloutClient, type ConsumeOptions, type FinishedGroup, type SubmitOptions, type SubmittedGroup } from './client/rollout-client.js';
 export type { Batch } from './consumption/consume.js';
-export { LeaseLost, UnknownBatch, UnknownRun, type ClaimedBatch, type ClaimedTrajectory } from './consumption/batch-store.js';
+export { LeaseLost, UnknownBatch, UnknownRun, type ClaimedBatch, type ClaimedTrajectory } from './store/batches.js';
 export type { RunConfig, GroupMembership } from './admission/group-membership.js';
 export type { RunStatus } from './admission/run-status.js';
 export { admissionCapacity, type StalenessBound } from './admission/staleness.js';
@@ -11,11 +11,11 @@ export type { TrajectoryRequest, TrajectoryResult } from './workflows/trajectory
 export type { Problem } from './datasets/index.js';
 export type { RolloutOptions } from './trajectory/options.js';
 export { InvalidTrajectoryRequest, trajectoryRequestSchema, validateTrajectoryRequest } from './trajectory/request.js';
-export { releaseBatch } from './consumption/batch-store.js';
+export { releaseBatch } from './store/batches.js';
 export { arrowFileBytes, parquetBytes, writeArrowFile, writeParquetFile } from './export/arrow-trajectories.js';
 export { latestPolicyVersion, publishPolicyVersion, PolicyVersionConflict, type PolicyVersion } from './store/policy-versions.js';
 export { DatabaseUnavailable, openDatabase } from './store/database.js';
 export { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy/policy-errors.js';
-export { GroupMismatch, RunConfigMismatch } from './admission/admission-store.js';
+export { GroupMismatch, RunConfigMismatch } from './store/rollout-groups.js';
 export { FailureType, failureClassOf, type FailureClass, type TrajectoryFailure } from './trajectory/failure.js';
 export { redactUrl } from './secrets/redact-url.js';

@@ -4,7 +4,7 @@ import { ContextMismatch } from '../store/turn-store.js';
 import { DatabaseUnavailable } from '../store/database.js';
 import { isPermanentDatabaseError, isTransientDatabaseError, sqlState } from '../store/database-errors.js';
 import { ChatTemplateError } from '../tokens/conversation-tokens.js';
-import { GroupMismatch, RunConfigMismatch } from '../admission/admission-store.js';
+import { GroupMismatch, RunConfigMismatch } from '../store/rollout-groups.js';
 import { FailureType } from '../trajectory/failure.js';
 
 // Activities import the failure types from here; their home is the pure module the workflow can use too.

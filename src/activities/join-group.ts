@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { joinGroup, type GroupStatus } from '../admission/admission-store.js';
+import { joinGroup, type GroupStatus } from '../store/rollout-groups.js';
 import { groupMembershipSchema } from '../admission/group-membership.js';
 import { classified, FailureType } from './failures.js';
 

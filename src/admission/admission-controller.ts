@@ -4,7 +4,7 @@ import { log } from '../logging.js';
 import { listen } from '../store/notifications.js';
 import { POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
 import { admittedSignal } from '../workflows/admission-gate.js';
-import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unstartedAdmittedMembers } from './admission-store.js';
+import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unstartedAdmittedMembers } from '../store/rollout-groups.js';
 
 export interface AdmissionControllerOptions {
   pool: pg.Pool;

@@ -1,15 +1,16 @@
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type pg from 'pg';
-import { cancelGroups, ensureRun } from '../admission/admission-store.js';
+import { cancelGroups, ensureRun } from '../store/rollout-groups.js';
 import { groupId as groupIdOf, runConfigSchema, type RunConfig } from '../admission/group-membership.js';
 import { runStatus, type RunStatus } from '../admission/run-status.js';
 import { loadConfig } from '../config.js';
-import { acknowledgeBatch, extendLease } from '../consumption/batch-store.js';
+import { acknowledgeBatch, extendLease } from '../store/batches.js';
 import { consumeBatch, type Batch } from '../consumption/consume.js';
 import type { Problem } from '../datasets/index.js';
 import { failedResult } from '../rollout/run-rollouts.js';
 import { submitTrajectory } from '../rollout/submit.js';
 import { openDatabase } from '../store/database.js';
+import { finishedGroupsAfter } from '../store/group-counts.js';
 import type { RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { connectClient, ensureSearchAttributes } from '../workers/temporal-connection.js';
@@ -131,16 +132,9 @@ export class RolloutClient {
     // The cursor is in microseconds, as Postgres keeps them: a millisecond Date would yield a group again.
     let after: [string, string] = ['0', ''];
     while (!options.signal?.aborted) {
-      const { rows } = await this.pool.query(
-        `SELECT group_id, qid, completed, finished - completed AS failed, finished_at,
-                (extract(epoch FROM finished_at) * 1000000)::bigint AS finished_us
-         FROM rollout_groups WHERE run_id = $1 AND finished_at IS NOT NULL
-           AND ((extract(epoch FROM finished_at) * 1000000)::bigint, group_id) > ($2::bigint, $3)
-         ORDER BY finished_us, group_id LIMIT 500`,
-        [runId, after[0], after[1]],
-      );
-      for (const row of rows) yield { groupId: row.group_id, qid: row.qid, completed: row.completed, failed: row.failed, finishedAt: row.finished_at };
-      if (rows.length > 0) after = [rows[rows.length - 1].finished_us, rows[rows.length - 1].group_id];
+      const rows = await finishedGroupsAfter(this.pool, runId, after);
+      for (const { finishedUs: _, ...group } of rows) yield group;
+      if (rows.length > 0) after = [rows.at(-1)!.finishedUs, rows.at(-1)!.groupId];
       else await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
     }
   }

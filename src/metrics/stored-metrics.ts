@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type pg from 'pg';
 import { readMetricCounts } from '../store/metric-counts.js';
-import { readCounters, readRun } from '../admission/admission-store.js';
+import { readCounters, readRun } from '../store/rollout-groups.js';
 import { admissionCapacity } from '../admission/staleness.js';
 
 /**

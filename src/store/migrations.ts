@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
 
 /** Schema changes, applied in order, each once. Never edit one that has shipped: add the next. */
 const MIGRATIONS: readonly { id: string; sql: string }[] = [
@@ -215,6 +216,10 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
         FOREIGN KEY (trajectory_id, turn) REFERENCES turn_checkpoints ON DELETE CASCADE
       );
     `,
+  },
+  {
+    id: '006_batch_protocol',
+    sql: BATCH_PROTOCOL_SQL,
   },
 ];
 

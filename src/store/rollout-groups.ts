@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { inTransaction } from '../store/transaction.js';
-import { admissionCapacity, type AdmissionCounters, type StalenessBound } from './staleness.js';
-import type { GroupMembership, RunConfig } from './group-membership.js';
+import { inTransaction } from './transaction.js';
+import { admissionCapacity, type AdmissionCounters, type StalenessBound } from '../admission/staleness.js';
+import type { GroupMembership, RunConfig } from '../admission/group-membership.js';
 
 /** Channel notified when a member joins or a group finishes, so the controller re-checks capacity at once. */
 export const ADMISSION_CHANNEL = 'ratchet_admission';
@@ -44,16 +44,13 @@ export async function joinGroup(pool: pg.Pool, trajectoryId: string, qid: string
   });
 }
 
-/** Creates the run on first sight; a run that exists must have the same settings. */
+/** Creates the run on first sight; a run that exists must have the same settings (`ratchet_ensure_run`, migration 006). */
 export async function ensureRun(client: pg.Pool | pg.PoolClient, run: RunConfig): Promise<void> {
-  await client.query(
-    `INSERT INTO rollout_runs (run_id, max_head_offpolicyness, batch_size, max_concurrent) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (run_id) DO NOTHING`,
-    [run.runId, run.maxHeadOffpolicyness, run.batchSize, run.maxConcurrent],
-  );
-  const stored = await readRun(client, run.runId);
-  if (stored!.maxHeadOffpolicyness !== run.maxHeadOffpolicyness || stored!.batchSize !== run.batchSize || stored!.maxConcurrent !== run.maxConcurrent) {
-    throw new RunConfigMismatch(`run ${run.runId} was created with ${describeBound(stored!)}; this request says ${describeBound(run)}`);
+  try {
+    await client.query('SELECT ratchet_ensure_run($1, $2, $3, $4)', [run.runId, run.maxHeadOffpolicyness, run.batchSize, run.maxConcurrent]);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'RV005') throw new RunConfigMismatch((error as Error).message, { cause: error });
+    throw error;
   }
 }
 
@@ -62,10 +59,6 @@ export async function readRun(client: pg.Pool | pg.PoolClient, runId: string, lo
     `SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs WHERE run_id = $1${lock ? ' FOR UPDATE' : ''}`, [runId],
   );
   return row && { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent };
-}
-
-function describeBound(bound: StalenessBound): string {
-  return `maxHeadOffpolicyness ${bound.maxHeadOffpolicyness}, batchSize ${bound.batchSize}, maxConcurrent ${bound.maxConcurrent}`;
 }
 
 export interface AdmittedGroup {
@@ -157,15 +150,10 @@ export async function recordMemberFinished(client: pg.PoolClient, trajectoryId: 
 
 /**
  * Cancels groups: waiting ones are never admitted; admitted ones are left to end as their members are cancelled.
- * Returns the members whose workflows should be cancelled.
+ * Returns the members whose workflows should be cancelled (`ratchet_cancel_groups`, migration 006).
  */
 export async function cancelGroups(pool: pg.Pool, where: { runId: string } | { groupId: string }): Promise<string[]> {
-  const [column, value] = 'runId' in where ? ['run_id', where.runId] : ['group_id', where.groupId];
-  return inTransaction(pool, async (client) => {
-    await client.query(`UPDATE rollout_groups SET status = 'cancelled' WHERE ${column} = $1 AND status = 'pending'`, [value]);
-    const { rows } = await client.query<{ trajectory_id: string }>(
-      `SELECT m.trajectory_id FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE g.${column} = $1 AND NOT m.finished`, [value],
-    );
-    return rows.map((row) => row.trajectory_id);
-  });
+  const [runId, groupId] = 'runId' in where ? [where.runId, null] : [null, where.groupId];
+  const { rows } = await pool.query<{ trajectory_id: string }>('SELECT ratchet_cancel_groups($1, $2) AS trajectory_id', [runId, groupId]);
+  return rows.map((row) => row.trajectory_id);
 }

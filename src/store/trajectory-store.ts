@@ -6,7 +6,7 @@ import type { TrajectoryFailure } from '../trajectory/failure.js';
 import type { StoredTurn } from './turn-store.js';
 import { inTransaction } from './transaction.js';
 import { storableText } from './storable-text.js';
-import { recordMemberFinished } from '../admission/admission-store.js';
+import { recordMemberFinished } from './rollout-groups.js';
 
 export interface TrajectoryIdentity {
   trajectoryId: string;

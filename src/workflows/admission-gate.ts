@@ -1,5 +1,5 @@
 import { ApplicationFailure, condition, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { GroupStatus } from '../admission/admission-store.js';
+import type { GroupStatus } from '../store/rollout-groups.js';
 import { Patch } from './patches.js';
 
 /** Sent by the admission controller to every member of a group it admits. */

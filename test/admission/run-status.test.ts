@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { persistFailureActivity, persistTrajectoryActivity } from '../../src/activities/persist.js';
-import { joinGroup } from '../../src/admission/admission-store.js';
+import { joinGroup } from '../../src/store/rollout-groups.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
 import { runStatus } from '../../src/admission/run-status.js';
 import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/turn-store.js';

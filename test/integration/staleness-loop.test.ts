@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { admitGroups } from '../../src/admission/admission-store.js';
+import { admitGroups } from '../../src/store/rollout-groups.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { startTestStack, type TestStack } from './local-stack.js';
