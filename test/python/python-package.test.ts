@@ -1,0 +1,96 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { loadDataset } from '../../src/datasets/index.js';
+import { PYTHON_EXAMPLE_DIR, PYTHON_PACKAGE_DIR, pythonPackageEnv } from '../../src/stack/python-package-env.js';
+import { validateTrajectoryRequest } from '../../src/trajectory/request.js';
+import { startTestStack, type TestStack } from '../integration/local-stack.js';
+
+const run = promisify(execFile);
+let stack: TestStack;
+let stopWorkers: (() => Promise<void>) | undefined;
+let stopController: (() => Promise<void>) | undefined;
+let python: string;
+let scratch: string;
+
+// The shared corpus both loaders must agree on: the shipped samples, the edge cases, and shared/data when present.
+const SHARED_DATA = path.resolve('../shared/data');
+const CORPUS = [
+  'data/sample.jsonl', 'data/mixed-sample.jsonl', 'data/code-sample.jsonl', 'python/tests/corpus/edge-cases.jsonl',
+  ...(existsSync(SHARED_DATA) ? ['gsm8k_test.jsonl', 'math500.jsonl'].map((name) => path.join(SHARED_DATA, name)).filter(existsSync) : []),
+].map((file) => path.resolve(file));
+
+beforeAll(async () => {
+  python = await pythonPackageEnv(loadConfig().stateDir);
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'ratchet-python-'));
+  stack = await startTestStack({ seed: 23 });
+  stopWorkers = await stack.startWorkers();
+  stopController = await stack.startController();
+}, 600_000);
+
+afterAll(async () => {
+  await stopController?.();
+  await stopWorkers?.();
+  await stack?.stop();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: 'default', DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'error', ...extra };
+}
+
+describe('the Python package (python/, ratchet_rollouts)', () => {
+  it('passes its pytest suite against this real Temporal and Postgres: round trip, concurrent and killed consumers, views, loader, schema', async () => {
+    const problemsDir = path.join(scratch, 'ts-problems');
+    await run('mkdir', ['-p', problemsDir]);
+    for (const [i, file] of CORPUS.entries()) {
+      const { problems, errors } = await loadDataset(file);
+      const plain = problems.map(({ qid, problem, gold, source, taskId, code }) => ({ qid, problem, gold, source, ...(taskId === undefined ? {} : { taskId }), ...(code ? { code } : {}) }));
+      await writeFile(path.join(problemsDir, `${i}.json`), JSON.stringify({ file, problems: plain, errorLines: errors.map((e) => e.line) }));
+    }
+    const requestsFile = path.join(scratch, 'python-requests.json');
+    const result = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {
+      cwd: PYTHON_PACKAGE_DIR, env: pythonEnv({ RATCHET_TS_PROBLEMS: problemsDir, RATCHET_PY_REQUESTS: requestsFile }), timeout: 480_000,
+    }).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
+    process.stdout.write(`${result.stdout ?? ''}${result.stderr ?? ''}`);
+    expect((result as { code?: number }).code ?? 0).toBe(0);
+    expect(result.stdout).toMatch(/\b\d+ passed\b/);
+    expect(result.stdout).not.toMatch(/\d+ (failed|skipped|errors?|xfailed)\b/);
+
+    // The other side of the schema test: what Python built is what the workflow's own schema accepts.
+    const requests = JSON.parse(await readFile(requestsFile, 'utf8')) as unknown[];
+    expect(requests.length).toBe(4);
+    for (const request of requests) expect(() => validateTrajectoryRequest(request)).not.toThrow();
+    expect((await readdir(problemsDir)).length).toBe(CORPUS.length);
+  }, 600_000);
+
+  it('runs the Python trainer example end to end: submits, consumes batches as numpy views, publishes and acknowledges', async () => {
+    const { rows: [before] } = await stack.pool.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM policy_versions');
+    const { stdout } = await run(python, [path.join(PYTHON_EXAMPLE_DIR, 'trainer.py'), '--run', 'py', '--prompts', '6', '--samples', '2', '--batch-size', '2', '--steps', '3'], {
+      env: pythonEnv(), timeout: 300_000,
+    });
+    const events = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(events[0]).toEqual({ event: 'submitted', groups: 6, trajectories: 12 });
+    const steps = events.filter((e) => e.event === 'step');
+    expect(steps.map((s) => s.policyVersion)).toEqual([1, 2, 3].map((n) => before!.version + n));
+    for (const step of steps) {
+      expect(step.groups).toBe(2);
+      expect(step.rows).toBe(4);
+      expect(step.generated_tokens).toBeGreaterThan(0);
+      expect(step.tokens).toBeGreaterThan(step.generated_tokens);
+    }
+    expect(events.at(-1)).toEqual({ event: 'done', steps: 3, groups: 6, policyVersion: before!.version + 3 });
+
+    // What Python started is what Ratchet ran: the requests parsed, the groups were admitted and consumed once.
+    const { rows } = await stack.pool.query(`SELECT count(*) FILTER (WHERE consumed_at IS NOT NULL) AS consumed, count(*) AS groups FROM rollout_groups WHERE run_id = 'py'`);
+    expect(rows[0]).toEqual({ consumed: '6', groups: '6' });
+    const { rows: batches } = await stack.pool.query(`SELECT count(*) AS acked FROM rollout_batches WHERE run_id = 'py' AND acked_at IS NOT NULL`);
+    expect(batches[0].acked).toBe('3');
+    expect((await stack.exported('py/')).length).toBe(12);
+  }, 400_000);
+});
