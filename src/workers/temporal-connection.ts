@@ -1,5 +1,6 @@
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { temporalSecurity } from '../client/temporal-security.js';
 import type { RatchetConfig } from '../config.js';
 import { RATCHET_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
 
@@ -12,10 +13,10 @@ export class TemporalUnavailable extends Error {
   }
 }
 
-/** Connection for workers (Rust core). TLS turns on with TEMPORAL_TLS or an API key (Temporal Cloud). */
+/** Connection for workers (Rust core). TLS turns on with TEMPORAL_TLS or an API key (Temporal Cloud); mTLS, CA and server name from TEMPORAL_TLS_* (temporalSecurity). */
 export async function connectWorker(address: string, settings: TemporalSettings): Promise<NativeConnection> {
   try {
-    return await NativeConnection.connect({ address, tls: settings.tls || undefined, apiKey: settings.apiKey });
+    return await NativeConnection.connect({ address, ...temporalSecurity(settings) });
   } catch (error) {
     throw new TemporalUnavailable(address, error);
   }
@@ -24,7 +25,7 @@ export async function connectWorker(address: string, settings: TemporalSettings)
 /** Connection for clients (submitting, querying). */
 export async function connectClient(address: string, settings: TemporalSettings): Promise<Connection> {
   try {
-    return await Connection.connect({ address, tls: settings.tls || undefined, apiKey: settings.apiKey, connectTimeout: 10_000 });
+    return await Connection.connect({ address, ...temporalSecurity(settings), connectTimeout: 10_000 });
   } catch (error) {
     throw new TemporalUnavailable(address, error);
   }
