@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { loadDataset } from '../../src/datasets/index.js';
+import { DatabaseUnavailable, openDatabase } from '../../src/store/database.js';
 import { PYTHON_EXAMPLE_DIR, PYTHON_PACKAGE_DIR, pythonPackageEnv } from '../../src/stack/python-package-env.js';
 import { validateTrajectoryRequest } from '../../src/trajectory/request.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
@@ -47,7 +48,7 @@ function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 describe('the Python package (python/, ratchet_rollouts)', () => {
   it('passes its pytest suite against this real Temporal and Postgres: round trip, concurrent and killed consumers, views, loader, schema', async () => {
     const problemsDir = path.join(scratch, 'ts-problems');
-    await run('mkdir', ['-p', problemsDir]);
+    await mkdir(problemsDir, { recursive: true });
     for (const [i, file] of CORPUS.entries()) {
       const { problems, errors } = await loadDataset(file);
       const plain = problems.map(({ qid, problem, gold, source, taskId, code }) => ({ qid, problem, gold, source, ...(taskId === undefined ? {} : { taskId }), ...(code ? { code } : {}) }));
@@ -93,4 +94,46 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
     expect(batches[0].acked).toBe('3');
     expect((await stack.exported('py/')).length).toBe(12);
   }, 400_000);
+
+  it('reaches Postgres over verified TLS from both clients (sslmode verify-full, sslrootcert), and refuses an unknown CA', async () => {
+    const certs = path.join(scratch, 'tls');
+    await mkdir(certs, { recursive: true });
+    const openssl = (...args: string[]) => run('openssl', args, { cwd: certs });
+    for (const ca of ['ca', 'other-ca']) await openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=ratchet-test-${ca}`);
+    await openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+    await writeFile(path.join(certs, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+    await openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext');
+    // The key goes where the server can read it, owned by the server's user, 0600 (Postgres refuses a wider key).
+    const dataDir: string = (await stack.pool.query('SHOW data_directory')).rows[0].data_directory;
+    const owner = await stat(dataDir);
+    for (const name of ['server.pem', 'server.key']) {
+      await copyFile(path.join(certs, name), path.join(dataDir, name));
+      await chmod(path.join(dataDir, name), 0o600);
+      if (process.getuid?.() === 0) await chown(path.join(dataDir, name), owner.uid, owner.gid);
+    }
+    await stack.pool.query(`ALTER SYSTEM SET ssl_cert_file = '${path.join(dataDir, 'server.pem')}'`);
+    await stack.pool.query(`ALTER SYSTEM SET ssl_key_file = '${path.join(dataDir, 'server.key')}'`);
+    await stack.pool.query('ALTER SYSTEM SET ssl = on');
+    await stack.pool.query('SELECT pg_reload_conf()');
+
+    const verified = (ca: string) => `${stack.databaseUrl}?sslmode=verify-full&sslrootcert=${encodeURIComponent(path.join(certs, ca))}`;
+    let tls: Awaited<ReturnType<typeof openDatabase>> | undefined;
+    for (let attempt = 0; !tls; attempt++) {
+      tls = await openDatabase(verified('ca.pem'), { max: 1 }).catch((error: unknown) => {
+        if (attempt >= 50) throw error;
+        return new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 200));
+      });
+    }
+    try {
+      const { rows: [session] } = await tls.query('SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
+      expect(session).toMatchObject({ ssl: true, version: expect.stringMatching(/^TLSv1\.[23]$/) });
+    } finally {
+      await tls.end();
+    }
+    await expect(openDatabase(verified('other-ca.pem'), { max: 1 })).rejects.toThrow(DatabaseUnavailable);
+
+    const probe = async (ca: string) => JSON.parse((await run(python, [path.join(PYTHON_PACKAGE_DIR, 'tests', 'tls_probe.py'), 'verify-full', path.join(certs, ca)], { env: pythonEnv(), timeout: 60_000 })).stdout);
+    expect(await probe('ca.pem')).toMatchObject({ connected: true, ssl: true, version: expect.stringMatching(/^TLSv1\.[23]$/) });
+    expect(await probe('other-ca.pem')).toMatchObject({ connected: false, error: expect.stringMatching(/certificate verify failed/) });
+  }, 120_000);
 });
