@@ -192,7 +192,7 @@ def load_dataset(path: str | Path, limit: int | None = None) -> LoadedDataset:
         raise DatasetNotFound(f"Dataset not found or unreadable: {file} ({error.strerror})") from error
     stem = Path(file).name
     stem = stem[: stem.rindex(".")] if stem.rfind(".") > 0 else stem
-    loaded, seen = LoadedDataset(), {}
+    loaded, seen = LoadedDataset(), dict[str, int]()
     for number, raw in enumerate(_LINE_BREAK.split(data), start=1):
         if limit is not None and len(loaded.problems) >= limit:
             break

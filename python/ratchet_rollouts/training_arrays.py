@@ -42,7 +42,7 @@ def padded_arrays(columns: dict[str, PackedColumn], group_ids: list[str]) -> dic
     has_logprob[starts] = False
     token_logprobs = np.zeros(total, dtype=np.float32)
     token_logprobs[has_logprob] = logprobs.values
-    out = {
+    out: dict[str, np.ndarray] = {
         "input_ids": np.zeros((rows, width), dtype=np.int64),
         "loss_mask": np.zeros((rows, width), dtype=np.float32),
         "old_logprobs": np.zeros((rows, width), dtype=np.float32),
