@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 
 from ratchet_rollouts import RolloutClient
@@ -16,7 +17,8 @@ def test_two_consumer_processes_share_no_trajectory_and_get_whole_groups(env: di
             await finished_run(client, "py-concurrent", groups=12, offset=24)
 
     asyncio.run(prepare())
-    consumers = [start_consumer(env, "drain", "py-concurrent", "2", "120") for _ in range(2)]
+    start_at = str(time.time() + 4)  # both connected by then, even on a busy machine
+    consumers = [start_consumer(env, "drain", "py-concurrent", "2", "120", start_at) for _ in range(2)]
     outputs = []
     for consumer in consumers:
         stdout, stderr = consumer.communicate(timeout=120)
@@ -29,5 +31,7 @@ def test_two_consumer_processes_share_no_trajectory_and_get_whole_groups(env: di
     for batch in batches:
         # Whole groups: both samples of every group in the batch, and nothing else.
         assert Counter(batch["row_groups"]) == {group: 2 for group in batch["group_ids"]}
+    # Each held its batches a moment, so both got some: they really ran side by side.
+    assert all(output for output in outputs), [len(output) for output in outputs]
     ids = [batch["batch_id"] for batch in batches]
     assert len(set(ids)) == len(ids) == 6

@@ -14,7 +14,7 @@ from ratchet_rollouts import LeaseLost, RolloutClient
 
 from conftest import finished_run, start_consumer
 
-LEASE_S = 3.0
+LEASE_S = 8.0  # long enough to see the batch still held after the kill, on a busy machine
 
 
 def test_a_killed_consumers_groups_come_back_after_the_lease(env: dict[str, str]) -> None:
@@ -40,7 +40,7 @@ def test_a_killed_consumers_groups_come_back_after_the_lease(env: dict[str, str]
             assert batch is not None
             assert sorted(batch.group_ids) == sorted(held["group_ids"])
             assert batch.batch_id != held["batch_id"]
-            assert waited >= LEASE_S - 0.5
+            assert waited >= LEASE_S - 1
             with pytest.raises(LeaseLost, match="handed to another consumer"):
                 await client.ack(held["batch_id"])
             assert await client.ack(batch.batch_id) is False
