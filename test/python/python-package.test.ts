@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RolloutClient } from '../../src/client/rollout-client.js';
 import { loadConfig } from '../../src/config.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { DatabaseUnavailable, openDatabase } from '../../src/store/database.js';
@@ -94,6 +95,31 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
     expect(batches[0].acked).toBe('3');
     expect((await stack.exported('py/')).length).toBe(12);
   }, 400_000);
+
+  it('shares one batch protocol with the TypeScript client: a TypeScript and a Python consumer drain a run side by side, never sharing a group', async () => {
+    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+    const mixed = { runId: 'mixed', maxHeadOffpolicyness: 1000, batchSize: 1, maxConcurrent: 64 };
+    await client.wait(await client.submit(mixed, stack.problems.slice(0, 10), { samples: 2, rollout: { turns: 1 } }));
+    await expect.poll(async () => (await client.status('mixed'))!.unconsumed, { timeout: 30_000 }).toBe(10);
+    const startAt = Date.now() + 4000; // both consumers begin together, the Python one connected by then
+    const consumer = path.join(PYTHON_PACKAGE_DIR, 'tests', 'consumer_process.py');
+    const python$ = run(python, [consumer, 'drain', 'mixed', '1', '120', String(startAt / 1000)], { env: pythonEnv(), timeout: 120_000 });
+    await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
+    const typescriptGroups: string[] = [];
+    for (;;) {
+      const batch = await client.consume('mixed', 1, { waitMs: 0, consumer: 'typescript' });
+      if (!batch) break;
+      typescriptGroups.push(...batch.groupIds);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a training step
+      await client.ack(batch.batchId);
+    }
+    const pythonGroups = (await python$).stdout.trim().split('\n').filter(Boolean).flatMap((line) => JSON.parse(line).group_ids as string[]);
+    expect(typescriptGroups.length).toBeGreaterThan(0);
+    expect(pythonGroups.length).toBeGreaterThan(0);
+    expect(typescriptGroups.filter((group) => pythonGroups.includes(group))).toEqual([]);
+    expect(new Set([...typescriptGroups, ...pythonGroups]).size).toBe(10);
+    expect((await client.status('mixed'))!.consumed).toBe(10);
+  }, 180_000);
 
   it('reaches Postgres over verified TLS from both clients (sslmode verify-full, sslrootcert), and refuses an unknown CA', async () => {
     const certs = path.join(scratch, 'tls');
