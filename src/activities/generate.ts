@@ -63,7 +63,7 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
       const { output, finishReason } = await superseded(generateResumable(backend, {
         context: inputIds, maxNewTokens: budget, temperature: input.temperature,
         requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
-      }, resumed, currentVersion, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial))).catch(async (error: unknown) => {
+      }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
         // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
         await checkpoint.settle().catch(() => undefined);
         throw checkpoint.stopped ?? error;
@@ -101,6 +101,16 @@ async function superseded<T>(work: Promise<T>): Promise<T> {
     if (error instanceof CheckpointSuperseded) throw ApplicationFailure.retryable(error.message, FailureType.WorkerLost);
     throw error;
   }
+}
+
+/** Counts the tokens streamed to this attempt; the resumed ones were counted by the attempt that received them. */
+function counted(start: number, next: (output: PartialOutput) => void): (output: PartialOutput) => void {
+  let seen = start;
+  return (output) => {
+    processMetrics.tokensReceived.inc(output.ids.length - seen);
+    seen = output.ids.length;
+    next(output);
+  };
 }
 
 /**

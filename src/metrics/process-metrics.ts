@@ -14,4 +14,9 @@ export const processMetrics = {
   heartbeats: new Counter({ name: 'ratchet_generation_heartbeats_total', help: 'Heartbeats sent by generate attempts', registers }),
   /** Incremented by the generate activity when an attempt resumes from a stored checkpoint instead of starting over. */
   checkpointResumes: new Counter({ name: 'ratchet_checkpoint_resumes_total', help: 'Generate attempts that resumed from a stored checkpoint', registers }),
+  /**
+   * Incremented by the generate activity as tokens arrive. Set beside the server's own count, it tells tokens the
+   * server generated but never delivered (a starved server runs ahead of its stream) from tokens this worker lost.
+   */
+  tokensReceived: new Counter({ name: 'ratchet_policy_tokens_received_total', help: 'Output tokens the inference server streamed to this worker\'s generate attempts', registers }),
 };

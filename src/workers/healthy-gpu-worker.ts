@@ -30,10 +30,13 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
         }
       });
     }, intervalMs);
+    const running = worker.run();
     const onAbort = () => { if (worker.getState() === 'RUNNING') worker.shutdown(); };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
+    // A stop that came while the worker was being created fires no event on the already-aborted signal.
+    if (stopped()) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      await worker.run();
+      await running;
     } finally {
       clearInterval(watch);
       options.signal?.removeEventListener('abort', onAbort);

@@ -86,3 +86,15 @@ describe('a GPU worker killed mid-generation', () => {
     expectSeedInvariants(rows[0]!, stack.tokenizer);
   });
 });
+
+describe('a GPU worker stopped while it is starting', () => {
+  it('stops instead of polling on: a stop before its Temporal worker runs is not lost', { timeout: 60_000 }, async () => {
+    // Each stop lands at another point of the start (the health check, the worker's creation, its first poll).
+    for (const delayMs of [0, 5, 20, 100]) {
+      const stop = await stack.startWorkers({ cpu: false });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const stopped = await Promise.race([stop().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 15_000))]);
+      expect(stopped, `stop ${delayMs} ms after the start`).toBe(true);
+    }
+  });
+});
