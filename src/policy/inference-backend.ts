@@ -36,6 +36,11 @@ export interface InferenceBackend {
   health(): Promise<boolean>;
   /** Loads new weights and tags them with `version`; in-flight requests end with `abort` and are resumed by the caller. */
   updateWeights(version: number, weightsPath?: string): Promise<void>;
+  /**
+   * The tag of the weights the server holds, as it reports it (`updateWeights` sets it; a restarted server holds
+   * its start-up weights under its own, e.g. `default`), or undefined where it keeps none or cannot be asked now.
+   */
+  servedWeightVersion(): Promise<string | undefined>;
   /** The longest context (input + new tokens) the server accepts. */
   contextWindow(): Promise<number>;
 }

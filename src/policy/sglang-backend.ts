@@ -9,7 +9,9 @@ import { runTokenStream } from './token-stream.js';
 
 // GET /get_model_info (http_server.py): model_path, tokenizer_path, is_generation, weight_version. Real SGLang does
 // not report the context length here; the simulated policy does, so it is read first when present.
-const modelInfo = z.object({ model_path: z.string(), context_length: z.number().int().positive().optional() }).passthrough();
+const modelInfo = z.object({
+  model_path: z.string(), context_length: z.number().int().positive().optional(), weight_version: z.string().nullish(),
+}).passthrough();
 // GET /v1/models: ModelCard(max_model_len = model_config.context_len).
 const modelList = z.object({ data: z.array(z.object({ max_model_len: z.number().int().positive().nullish() }).passthrough()) }).passthrough();
 // GET /get_server_info: the ServerArgs (context_length is null unless set on the command line) plus scheduler info.
@@ -86,6 +88,12 @@ export class SglangBackend implements InferenceBackend {
       json: { model_path: modelPath, abort_all_requests: true, weight_version: String(version) },
     }, updateResult, 3_600_000);
     if (!result.success) throw new PolicyRejectedRequest(url, 200, `weight update to version ${version} failed: ${result.message}`);
+  }
+
+  /** `weight_version` of `GET /get_model_info`: `default` on a server fresh from its start-up weights. */
+  async servedWeightVersion(): Promise<string | undefined> {
+    const info = await requestJson(`${this.url}/get_model_info`, { method: 'GET', headers: this.headers }, modelInfo, 10_000).catch(() => undefined);
+    return info?.weight_version ?? undefined;
   }
 
   contextWindow(): Promise<number> {

@@ -12,6 +12,9 @@ const modelList = z.object({
   data: z.array(z.object({ id: z.string(), root: z.string().nullish(), max_model_len: z.number().int().positive().nullish() }).passthrough()).min(1),
 }).passthrough();
 
+// GET /weight_info (rl/online/api_router.py, dev mode): {weight_version}, "default" until a version is set.
+const weightInfo = z.object({ weight_version: z.string().nullish() }).passthrough();
+
 /** The model a vLLM server serves: its name, the directory it loaded (`root`) and its context window. */
 interface ServedModel {
   id: string;
@@ -96,7 +99,8 @@ export class VllmBackend implements InferenceBackend {
    * `VLLM_SERVER_DEV_MODE=1` (serve/dev/rpc/api_router.py). Around it: `POST /pause?mode=abort` ends every
    * in-flight request with finish_reason `abort` (serve/dev/rlhf/api_router.py), `/reset_prefix_cache` drops KV
    * computed with the old weights, `/resume` reopens. Releases without /pause still get our own requests
-   * interrupted. vLLM keeps no weight version, so `version` only names the update in errors. A real vLLM
+   * interrupted. The reloaded weights are then tagged with `version` (`/update_weight_version`, vLLM's RL dev
+   * routes; skipped where absent), which `/weight_info` reports until the server restarts. A real vLLM
    * (0.32) fails `reload_weights` without a `weights_path` (HTTP 500), so a version published without one
    * reloads the served model's own directory (`root` in /v1/models), as SGLang's backend does with model_path.
    */
@@ -109,9 +113,16 @@ export class VllmBackend implements InferenceBackend {
         optional: false, what: `reload weights for version ${version}`,
       });
       await this.devCall('/reset_prefix_cache', undefined, { optional: true });
+      await this.devCall('/update_weight_version', { new_version: String(version) }, { optional: true });
     } finally {
       await this.devCall('/resume', undefined, { optional: true });
     }
+  }
+
+  /** `weight_version` of `GET /weight_info` (dev mode): `default` on a server fresh from its start-up weights. */
+  async servedWeightVersion(): Promise<string | undefined> {
+    const info = await requestJson(`${this.url}/weight_info`, { method: 'GET', headers: this.headers }, weightInfo, 10_000).catch(() => undefined);
+    return info?.weight_version ?? undefined;
   }
 
   async contextWindow(): Promise<number> {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { log } from '../logging.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { listen } from '../store/notifications.js';
 import { latestPolicyVersion, POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
@@ -25,15 +26,32 @@ export class PolicyVersionWatcher {
     this.timer = setInterval(() => void this.sync(), this.pollMs);
   }
 
-  /** Loads the newest version if the server is behind; calls are serialised so versions apply in order. */
+  /**
+   * Loads the newest version if the server is behind, or again if the server lost it (restarted on its start-up
+   * weights, it reports another tag); calls are serialised so versions apply in order.
+   */
   sync(): Promise<void> {
     this.syncing = this.syncing.then(async () => {
       const latest = await latestPolicyVersion(this.pool).catch(() => undefined);
-      if (!latest || latest.version <= this.version) return;
+      if (!latest || latest.version < this.version) return;
+      if (latest.version === this.version && !(await this.serverLostVersion())) return;
       await this.backend.updateWeights(latest.version, latest.weightsPath ?? undefined);
       this.version = latest.version;
     }).catch(() => undefined); // retried at the next poll
     return this.syncing;
+  }
+
+  /**
+   * Only a tag the server positively reports counts: a server that cannot be asked (down, or keeping no tag) is
+   * not reloaded, since a reload aborts every in-flight request. A higher number is another worker's newer load.
+   */
+  private async serverLostVersion(): Promise<boolean> {
+    if (this.version === 0) return false;
+    const served = await this.backend.servedWeightVersion();
+    if (served === undefined) return false;
+    const lost = !/^\d+$/.test(served) || Number(served) < this.version;
+    if (lost) log.warn({ server: this.backend.url, served, version: this.version }, 'inference server no longer holds the current policy version (restarted?): loading it again');
+    return lost;
   }
 
   async stop(): Promise<void> {

@@ -18,6 +18,7 @@ function scriptedBackend(script: { chunks: TokenChunk[]; end: 'stop' | 'length' 
     abort: async () => undefined,
     health: async () => true,
     updateWeights: async () => undefined,
+    servedWeightVersion: async () => undefined,
     contextWindow: async () => 1_000,
   };
   return { backend, requests };

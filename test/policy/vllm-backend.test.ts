@@ -39,10 +39,12 @@ describe('VllmBackend against fake vLLM', () => {
     });
   });
 
-  it('reloads weights through pause, collective_rpc reload_weights, prefix-cache reset and resume', async () => {
+  it('reloads weights through pause, collective_rpc reload_weights, prefix-cache reset, a version tag and resume', async () => {
+    expect(await backend.servedWeightVersion()).toBe('default');
     await backend.updateWeights(5, '/checkpoints/step-5');
-    expect(fake.devCalls().slice(-4)).toEqual(['/pause?mode=abort', '/collective_rpc', '/reset_prefix_cache', '/resume']);
+    expect(fake.devCalls().slice(-5)).toEqual(['/pause?mode=abort', '/collective_rpc', '/reset_prefix_cache', '/update_weight_version', '/resume']);
     expect(fake.rpcCalls().at(-1)).toEqual({ method: 'reload_weights', args: [], kwargs: { weights_path: '/checkpoints/step-5' } });
+    expect(await backend.servedWeightVersion()).toBe('5');
   });
 
   it('explains that a weight update needs VLLM_SERVER_DEV_MODE when the server lacks /collective_rpc', async () => {

@@ -8,7 +8,8 @@ import { fakeOutput, listen, pause, sendEvent, sendJson, startEvents, type FakeF
  * with `return_tokens_as_token_ids`, finish reasons stop/length/abort, `{"error": {message, type, param, code}}`
  * error bodies, a prompt over the window refused but max_tokens capped to the room left, `/v1/models` with
  * `max_model_len` and `root`, and the dev-mode (`VLLM_SERVER_DEV_MODE=1`) endpoints
- * `/pause`, `/resume`, `/collective_rpc`, `/reset_prefix_cache`. A client disconnect aborts the request.
+ * `/pause`, `/resume`, `/collective_rpc`, `/reset_prefix_cache`, and the RL routes `/update_weight_version`,
+ * `/weight_info` (`default` until set, as after a restart). A client disconnect aborts the request.
  */
 export interface FakeVllmOptions {
   maxModelLen?: number;
@@ -43,6 +44,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
   let requests = 0;
   // A restarted server may serve another name (the model directory, by default).
   let model = FAKE_VLLM_MODEL;
+  let weightVersion = 'default';
 
   const server = await listen(async (request, body, response) => {
     const [path, query = ''] = (request.url ?? '').split('?');
@@ -51,6 +53,17 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
       return sendJson(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', root: model, parent: null, max_model_len: maxModelLen, permission: [] }] });
     }
     if (request.method === 'POST' && path === '/v1/completions') return complete(request, body, response);
+    if (request.method === 'GET' && options.devMode !== false && path === '/weight_info') {
+      if (fault === 'error') return error(response, 500, 'InternalServerError', 'EngineCore encountered an issue.');
+      return sendJson(response, 200, { weight_version: weightVersion });
+    }
+    if (request.method === 'POST' && options.devMode !== false && path === '/update_weight_version') {
+      const parsed = z.object({ new_version: z.string() }).safeParse(body);
+      if (!parsed.success) return sendJson(response, 422, { detail: [{ type: 'missing', loc: ['body', 'new_version'], msg: 'Field required' }] });
+      devCalls.push(path);
+      weightVersion = parsed.data.new_version;
+      return sendJson(response, 200, { success: true, new_version: weightVersion });
+    }
     if (request.method === 'POST' && options.devMode !== false && ['/pause', '/resume', '/reset_prefix_cache', '/collective_rpc'].includes(path!)) {
       devCalls.push(`${path}${query ? `?${query}` : ''}`);
       if (path === '/pause' && new URLSearchParams(query).get('mode') !== 'keep') for (const stream of streams) stream.abort();
@@ -143,6 +156,8 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     devCalls: () => [...devCalls],
     setFault: (next: FakeFault) => { fault = next; },
     setModel: (next: string) => { model = next; },
+    /** What a restart on its start-up weights leaves: no version tag. */
+    forgetWeightVersion: () => { weightVersion = 'default'; },
     close: server.close,
   };
 }
