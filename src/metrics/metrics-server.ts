@@ -45,7 +45,8 @@ async function scrape(refresh: () => Promise<void>, stored: Registry, sdkAddress
   const parts = await Promise.all([
     refresh().then(() => stored.metrics(), (error: Error) => `# ratchet stored metrics unavailable: ${error.message.replace(/\n/g, ' ')}\n`),
     processRegistry.metrics(),
-    sdkAddress ? fetch(`http://${sdkAddress}/metrics`).then((r) => r.text(), (error: Error) => `# temporal sdk metrics unavailable: ${error.message}\n`) : '',
+    // Bounded: an exporter that never answers must not hang the whole scrape.
+    sdkAddress ? fetch(`http://${sdkAddress}/metrics`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), (error: Error) => `# temporal sdk metrics unavailable: ${error.message}\n`) : '',
   ]);
   return parts.map((part) => (part.endsWith('\n') || part === '' ? part : `${part}\n`)).join('');
 }

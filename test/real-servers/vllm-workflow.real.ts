@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
 import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
-import { freePort } from '../../src/stack/free-port.js';
+import { freePort, isListening } from '../../src/stack/free-port.js';
 import { stopProcess } from '../../src/stack/temporal-dev-server.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { promptIds } from '../../src/tokens/conversation-tokens.js';
@@ -106,7 +106,7 @@ describe('failures against a real vLLM', () => {
     const start = (await vllm.metrics()).generatedTokens;
     const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateHeartbeatSeconds: 3 } });
 
-    const metricsPort = await freePort();
+    const metricsPort = await freePortPair();
     const first = spawnGpuWorker({ RATCHET_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
     // Timed by what the worker has checkpointed, not by the server's counter: the kill lands mid-turn, with tokens
     // in the checkpoint to resume from.
@@ -199,9 +199,17 @@ function spawnGpuWorker(env: Record<string, string> = {}): ChildProcess {
   return child;
 }
 
+/** A free port whose next one is free too: the worker's SDK exporter takes RATCHET_METRICS_ADDRESS's port + 1. */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port < 65_535 && !(await isListening(port + 1))) return port;
+  }
+}
+
 /** Tokens the inference server has streamed to a GPU worker process, from its own /metrics. */
 async function tokensReceived(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(15_000) })).text();
   const line = text.split('\n').find((l) => l.startsWith('ratchet_policy_tokens_received_total '));
   if (!line) throw new Error('the GPU worker\'s /metrics has no ratchet_policy_tokens_received_total');
   return Number(line.slice(line.lastIndexOf(' ') + 1));
