@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import { log } from '../logging.js';
+import { ClosedTrajectorySweep } from './closed-trajectories.js';
 import { listen } from '../store/notifications.js';
 import { POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
 import { admittedSignal } from '../workflows/admission-gate.js';
@@ -12,6 +13,8 @@ export interface AdmissionControllerOptions {
   databaseUrl: string;
   /** Fallback poll; NOTIFY on joins, finished groups and new policy versions wakes it sooner. */
   pollMs?: number;
+  /** How often trajectories closed from outside (terminated, timed out) are looked for and recorded as failed. */
+  sweepMs?: number;
 }
 
 /**
@@ -22,12 +25,18 @@ export interface AdmissionControllerOptions {
 export class AdmissionController {
   private listener: { close(): Promise<void> } | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> = Promise.resolve();
+  private sweepRunning = false;
+  private readonly closed: ClosedTrajectorySweep;
   private passes: Promise<void> = Promise.resolve();
   private stopped = false;
   private passQueued = false;
   private admittedGroups = 0;
 
-  constructor(private readonly options: AdmissionControllerOptions) {}
+  constructor(private readonly options: AdmissionControllerOptions) {
+    this.closed = new ClosedTrajectorySweep(options.pool, options.temporal);
+  }
 
   async start(): Promise<void> {
     // Members of groups admitted just before a crash may never have been told.
@@ -35,6 +44,17 @@ export class AdmissionController {
     this.listener = await listen(this.options.databaseUrl, [ADMISSION_CHANNEL, POLICY_VERSION_CHANNEL], () => void this.admit());
     this.timer = setInterval(() => void this.admit(), this.options.pollMs ?? 1_000);
     await this.admit();
+    this.sweep();
+    this.sweepTimer = setInterval(() => this.sweep(), this.options.sweepMs ?? 30_000);
+  }
+
+  /** Records trajectories closed from outside; a member recorded so may finish its group, which wakes admission. */
+  private sweep(): void {
+    if (this.sweepRunning) return; // a slow sweep is not queued behind itself
+    this.sweepRunning = true;
+    this.sweeping = this.sweeping.then(async () => {
+      if (!this.stopped) await this.closed.sweep();
+    }).finally(() => { this.sweepRunning = false; }).catch((error: Error) => log.warn({ err: error.message }, 'sweep for trajectories closed from outside failed; retrying at the next one'));
   }
 
   /** Groups this controller admitted since it started. */
@@ -79,7 +99,9 @@ export class AdmissionController {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.sweepTimer);
     await this.listener?.close();
     await this.passes;
+    await this.sweeping;
   }
 }

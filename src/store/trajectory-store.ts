@@ -89,6 +89,17 @@ export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryI
   });
 }
 
+/** Of these trajectory ids, those with no stored row yet (completed or failed). */
+export async function trajectoriesWithoutRow(pool: pg.Pool, trajectoryIds: readonly string[]): Promise<string[]> {
+  if (trajectoryIds.length === 0) return [];
+  // Looked up as stored (an id Postgres cannot hold is stored made storable), answered as given.
+  const { rows } = await pool.query<{ i: string }>(
+    'SELECT i FROM unnest($1::text[]) WITH ORDINALITY AS u(id, i) WHERE NOT EXISTS (SELECT 1 FROM trajectories t WHERE t.trajectory_id = u.id)',
+    [trajectoryIds.map(storableText)],
+  );
+  return rows.map((row) => trajectoryIds[Number(row.i) - 1]!);
+}
+
 async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, texts: StoredTurn[]): Promise<void> {
   if (texts.length === 0) return;
   await client.query(

@@ -13,6 +13,8 @@ export const FailureType = {
   GroupCancelled: 'GroupCancelled',
   InternalError: 'InternalError',
   SandboxFailure: 'SandboxFailure',
+  /** Terminated or timed out from outside: the workflow's own failure path never ran (the controller records it). */
+  WorkflowClosed: 'WorkflowClosed',
   // data
   InvalidRequest: 'InvalidRequest',
   InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -35,6 +37,7 @@ export type FailureClass = 'infrastructure' | 'data';
 const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
   FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
+  FailureType.WorkflowClosed,
 ]);
 
 /**

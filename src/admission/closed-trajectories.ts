@@ -1,0 +1,71 @@
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type pg from 'pg';
+import { log } from '../logging.js';
+import { storeFailedTrajectory, trajectoriesWithoutRow } from '../store/trajectory-store.js';
+import { loadStoredTurns } from '../store/turn-store.js';
+import { FailureType, failureClassOf } from '../trajectory/failure.js';
+import { QID } from '../workflows/search-attributes.js';
+
+/** How far back a controller that just started looks for trajectories closed while none was running. */
+const FIRST_LOOKBACK_MS = 7 * 24 * 3_600_000;
+/** Visibility lags the close by a moment: each sweep looks this far back past the last one's start. */
+const VISIBILITY_LAG_MS = 60_000;
+
+/**
+ * Records trajectories whose workflows were closed from outside their own code as failures: terminated by an
+ * operator (`temporal workflow terminate`), or past a run timeout. Their failure path never ran, so without this
+ * their rows would be missing, and a group waiting for them would hold its run's admission capacity for good.
+ * Storing is idempotent (a trajectory with a row is left alone), so any number of controllers may sweep.
+ */
+export class ClosedTrajectorySweep {
+  private since = new Date(Date.now() - FIRST_LOOKBACK_MS);
+
+  constructor(private readonly pool: pg.Pool, private readonly temporal: Client) {}
+
+  /** One pass over the trajectories closed since the last; returns how many it recorded. */
+  async sweep(): Promise<number> {
+    const started = Date.now();
+    const query = `WorkflowType = 'trajectory' AND ExecutionStatus IN ('Terminated', 'TimedOut') AND CloseTime > '${this.since.toISOString()}'`;
+    let recorded = 0;
+    let page: WorkflowExecutionInfo[] = [];
+    for await (const execution of this.temporal.workflow.list({ query })) {
+      page.push(execution);
+      if (page.length === 100) {
+        recorded += await this.recordMissing(page);
+        page = [];
+      }
+    }
+    recorded += await this.recordMissing(page);
+    this.since = new Date(started - VISIBILITY_LAG_MS);
+    return recorded;
+  }
+
+  /** One query finds which of a page's trajectories have no row: a sweep touches only those. */
+  private async recordMissing(executions: WorkflowExecutionInfo[]): Promise<number> {
+    const missing = new Set(await trajectoriesWithoutRow(this.pool, executions.map((execution) => execution.workflowId)));
+    let recorded = 0;
+    for (const execution of executions) {
+      if (missing.has(execution.workflowId) && await this.record(execution)) recorded += 1;
+    }
+    return recorded;
+  }
+
+  private async record(execution: WorkflowExecutionInfo): Promise<boolean> {
+    const trajectoryId = execution.workflowId;
+    const how = execution.status.name === 'TERMINATED' ? 'terminated' : 'timed out';
+    const { turns } = await loadStoredTurns(this.pool, trajectoryId);
+    const stored = await storeFailedTrajectory(this.pool, {
+      trajectoryId,
+      qid: execution.typedSearchAttributes.get(QID) ?? '',
+      birthTime: execution.startTime.getTime(),
+      layout: 'seed',
+    }, {
+      turnsDone: turns.filter((turn) => turn.verdict !== null).length,
+      message: `the trajectory's workflow was ${how} from outside Ratchet (run ${execution.runId}, closed ${execution.closeTime?.toISOString() ?? 'at an unknown time'})`,
+      failureType: FailureType.WorkflowClosed,
+      failureClass: failureClassOf(FailureType.WorkflowClosed),
+    }, turns);
+    if (stored) log.warn({ trajectoryId, status: execution.status.name }, 'recorded a trajectory closed from outside as failed');
+    return stored;
+  }
+}
