@@ -14,6 +14,7 @@ export class PolicyVersionWatcher {
   private listener: { close(): Promise<void> } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
+  private servedCheckedAt = 0;
 
   constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string, private readonly backend: InferenceBackend, private readonly pollMs = 2_000) {}
 
@@ -47,6 +48,9 @@ export class PolicyVersionWatcher {
    */
   private async serverLostVersion(): Promise<boolean> {
     if (this.version === 0) return false;
+    // Asked at most every couple of seconds, however often versions are polled: a busy server answers slowly.
+    if (Date.now() - this.servedCheckedAt < Math.max(this.pollMs, 2_000)) return false;
+    this.servedCheckedAt = Date.now();
     const served = await this.backend.servedWeightVersion();
     if (served === undefined) return false;
     const lost = !/^\d+$/.test(served) || Number(served) < this.version;

@@ -61,7 +61,8 @@ describe('trajectories against a real vLLM', () => {
   it('reloads the weights when a policy version is published mid-turn, splitting the turn across versions', async () => {
     await untilIdle();
     const before = await greedyProbe();
-    const [request] = trajectoryRequests('bump', stack.problems.slice(4, 5), 1, { turns: 2, maxNewTokens: 400 });
+    // Turns long enough that the reload lands mid-turn even when a busy server's counter lags by seconds.
+    const [request] = trajectoryRequests('bump', stack.problems.slice(4, 5), 1, { turns: 2, maxNewTokens: 1200 });
     const start = (await vllm.metrics()).generatedTokens;
     const { handle } = await submitTrajectory(stack.client, request!);
     await until(async () => (await vllm.metrics()).generatedTokens - start >= 60, 60_000);
@@ -102,7 +103,8 @@ describe('failures against a real vLLM', () => {
     await stopGpuWorker?.();
     stopGpuWorker = undefined;
     await untilIdle();
-    const [request] = trajectoryRequests('kill', stack.problems.slice(6, 7), 1, { turns: 1, maxNewTokens: 600 });
+    // A turn long enough that the kill lands mid-turn even when a starved server runs hundreds of tokens ahead.
+    const [request] = trajectoryRequests('kill', stack.problems.slice(6, 7), 1, { turns: 1, maxNewTokens: 1500 });
     const start = (await vllm.metrics()).generatedTokens;
     const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateHeartbeatSeconds: 3 } });
 
@@ -114,12 +116,24 @@ describe('failures against a real vLLM', () => {
       "SELECT coalesce(max(token_count), 0)::int AS n FROM turn_checkpoints WHERE trajectory_id LIKE 'kill/%'")).rows[0]!.n;
     await until(async () => (await checkpointed()) >= 40, 60_000);
     const rateStart = { at: Date.now(), tokens: await checkpointed() };
+    // The worker's count is followed in the background, so no scrape delays the kill; the last one before the kill
+    // is a lower bound of what had reached the worker.
+    let receivedAtKill = 0;
+    let following = true;
+    const follow = (async () => {
+      while (following) {
+        receivedAtKill = await tokensReceived(metricsPort).catch(() => receivedAtKill);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
     await until(async () => (await checkpointed()) >= 200, 60_000);
     const checkpointAtKill = await checkpointed();
     const rate = (checkpointAtKill - rateStart.tokens) / ((Date.now() - rateStart.at) / 1000);
-    const receivedAtKill = await tokensReceived(metricsPort);
+    const exited = new Promise((resolve) => first.once('exit', resolve));
     first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    following = false;
+    await follow;
+    await exited;
     // The server takes the dead connection's request off; what it generated for it is then final.
     await until(async () => (await vllm.metrics()).running === 0, 15_000);
     const firstAttempt = await settledCount(start);
@@ -128,7 +142,7 @@ describe('failures against a real vLLM', () => {
     const result = await handle.result();
     expect(result.status).toBe('completed');
     const kept = result.turns[0]!.outputLen;
-    expect(kept).toBe(600);
+    expect(kept).toBe(1500);
     const resumed = result.turns[0]!.resumedTokens ?? 0;
     // Nothing checkpointed before the kill was lost.
     expect(resumed).toBeGreaterThanOrEqual(checkpointAtKill);
