@@ -26,8 +26,8 @@ export class AdmissionController {
   private listener: { close(): Promise<void> } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweepTimer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> = Promise.resolve();
-  private sweepRunning = false;
+  /** The sweep in flight, if any: a slow sweep is skipped, not queued behind itself. */
+  private sweeping: Promise<void> | undefined;
   private readonly closed: ClosedTrajectorySweep;
   private passes: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -50,11 +50,10 @@ export class AdmissionController {
 
   /** Records trajectories closed from outside; a member recorded so may finish its group, which wakes admission. */
   private sweep(): void {
-    if (this.sweepRunning) return; // a slow sweep is not queued behind itself
-    this.sweepRunning = true;
-    this.sweeping = this.sweeping.then(async () => {
-      if (!this.stopped) await this.closed.sweep();
-    }).finally(() => { this.sweepRunning = false; }).catch((error: Error) => log.warn({ err: error.message }, 'sweep for trajectories closed from outside failed; retrying at the next one'));
+    if (this.sweeping || this.stopped) return;
+    this.sweeping = this.closed.sweep().then(() => undefined, (error: Error) => {
+      log.warn({ err: error.message }, 'sweep for trajectories closed from outside failed; retrying at the next one');
+    }).finally(() => { this.sweeping = undefined; });
   }
 
   /** Groups this controller admitted since it started. */
