@@ -1,6 +1,6 @@
 // What orchestration costs: Ratchet on the real stack, each part in its own process, measured per trajectory and
 // per turn, and its wall time against an in-process loop running the same domain code without Temporal.
-// `npm run bench:overhead -- [--trajectories 256] [--turns 5] [--cpu-workers 1] [--phases instant,decode]`
+// `npm run bench:overhead -- [--trajectories 256] [--turns 5] [--cpu-workers 1] [--phases instant,decode,floor]`
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -20,6 +20,7 @@ import { VerifierPool } from '../src/verifier/index.js';
 import { ensureSearchAttributes } from '../src/workers/temporal-connection.js';
 import { startRatchetProcess, type RatchetProcess } from './overhead/child-process.js';
 import { runInProcessLoop } from './overhead/in-process-loop.js';
+import { runFloorPass } from './overhead/floor-pass.js';
 import { CpuMeter, treeCpuSeconds } from './overhead/process-cpu.js';
 import { historySize, runRatchetPass } from './overhead/ratchet-pass.js';
 
@@ -117,6 +118,24 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
   }
 }
 
+/**
+ * Temporal's floor: the trajectory's shape with no work in it, on the same server. No Ratchet, Postgres or policy:
+ * what is left is what the server and the SDK cost for one trajectory's tasks and events.
+ */
+async function floorPhase(): Promise<Record<string, unknown>> {
+  let meter: CpuMeter | undefined;
+  const pass = await runFloorPass(client, temporalServer.address, trajectories, turns, () => {
+    meter = new CpuMeter({ temporalServer: () => treeCpuSeconds(temporalServer.pid!), sdkWorkersAndClient: () => processCpuSeconds() });
+  });
+  const cpuSeconds = meter!.read();
+  return {
+    phase: 'floor', workflows: pass.workflows, turns, wallSeconds: round(pass.wallSeconds),
+    workflowsPerSecond: round(pass.workflows / pass.wallSeconds),
+    cpuSeconds: roundAll(cpuSeconds),
+    cpuMsPerWorkflow: roundAll(Object.fromEntries(Object.entries(cpuSeconds).map(([k, s]) => [k, (s * 1000) / pass.workflows]))),
+  };
+}
+
 function processCpuSeconds(): number {
   const usage = process.cpuUsage();
   return (usage.user + usage.system) / 1e6;
@@ -132,6 +151,10 @@ function roundAll(record: Record<string, number>): Record<string, number> {
 
 try {
   for (const name of flags.phases.split(',')) {
+    if (name === 'floor') {
+      console.log(JSON.stringify(await floorPhase(), null, 2));
+      continue;
+    }
     // Served as a tuned SGLang deployment would be: incremental streaming, a chunk every 16 decode steps.
     const stream = ['--incremental-streaming-output', '--chunk-tokens', '16'];
     const policyFlags = name === 'instant'
