@@ -1,10 +1,16 @@
-"""The `trajectory` workflow's input, built as the TypeScript client builds it. docs/trajectory-request.schema.json
-(generated from the TypeScript schema) is its contract; the tests on both sides validate against it."""
+"""The `trajectory` workflow's input, built as the TypeScript client builds it. trajectory-request.schema.json
+(generated from the TypeScript schema, shipped in this package) is its contract: every request is checked against
+it here, before anything starts, as the TypeScript client checks with the schema itself."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from functools import cache
+from importlib import resources
 from typing import Any
+
+from jsonschema import Draft202012Validator
 
 from .errors import InvalidTrajectoryRequest
 from .problems import Problem
@@ -41,4 +47,24 @@ def trajectory_request(
     request["group"] = {"run": run.to_request(), "groupId": group_id, "size": samples, "sample": sample}
     if timeouts:
         request["timeouts"] = dict(timeouts)
+    check_request(request)
     return request
+
+
+def check_request(request: Mapping[str, Any]) -> None:
+    """Raises InvalidTrajectoryRequest listing each problem as `path: message`, as the workflow would list them:
+    a bad option fails at submission, not as one failed trajectory per sample after the group was started."""
+    problems = sorted(_validator().iter_errors(request), key=lambda error: [str(part) for part in error.absolute_path])
+    if problems:
+        where = request.get("trajectoryId", "a trajectory request")
+        raise InvalidTrajectoryRequest(f"{where}: " + "; ".join(f"{_path(error.absolute_path)}: {error.message}" for error in problems))
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = json.loads(resources.files(__package__).joinpath("trajectory-request.schema.json").read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def _path(parts: Any) -> str:
+    return ".".join(str(part) for part in parts) or "(request)"

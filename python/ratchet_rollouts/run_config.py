@@ -27,7 +27,7 @@ class RunConfig:
             raise ValueError("max_head_offpolicyness must be >= 0, batch_size and max_concurrent >= 1")
 
     def to_request(self) -> dict[str, object]:
-        """The `run` object of a trajectory request (docs/trajectory-request.schema.json)."""
+        """The `run` object of a trajectory request (trajectory-request.schema.json)."""
         return {
             "runId": self.run_id,
             "maxHeadOffpolicyness": self.max_head_offpolicyness,

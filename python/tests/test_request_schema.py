@@ -1,4 +1,4 @@
-"""The requests the package builds validate against docs/trajectory-request.schema.json, generated from the
+"""The requests the package builds validate against trajectory-request.schema.json, generated from the
 TypeScript schema; they are also written out (RATCHET_PY_REQUESTS) for the vitest file to check with zod."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from ratchet_rollouts import Problem, RunConfig, group_id, load_problems, trajectory_request
+from ratchet_rollouts import InvalidTrajectoryRequest, Problem, RunConfig, group_id, load_problems, trajectory_request
 
 from conftest import REPO, SAMPLE
 
-SCHEMA = json.loads((REPO / "docs" / "trajectory-request.schema.json").read_text())
+SCHEMA = json.loads((REPO / "python" / "ratchet_rollouts" / "trajectory-request.schema.json").read_text())
 
 
 def built_requests() -> list[dict[str, object]]:
@@ -48,3 +48,18 @@ def test_the_schema_refuses_what_the_workflow_would() -> None:
     assert not validator.is_valid({**request, "extra": True})
     with pytest.raises(Exception, match="outside a group"):
         trajectory_request(RunConfig("r", 1, 1, 1), load_problems(SAMPLE)[0], "r/x", 2, 2)
+
+
+def test_a_bad_option_fails_when_the_request_is_built_naming_each_problem() -> None:
+    run = RunConfig(run_id="schema-run", max_head_offpolicyness=2, batch_size=4, max_concurrent=8)
+    math = load_problems(SAMPLE)[0]
+    gid = group_id(run.run_id, math.qid)
+    with pytest.raises(InvalidTrajectoryRequest) as raised:
+        trajectory_request(run, math, gid, 4, 0, {"turns": 0, "temperature": "hot"}, {"generateHeartbeatSeconds": "30"})
+    message = str(raised.value)
+    assert message.startswith(f"{gid}/0: ")
+    for field in ("options.turns", "options.temperature", "timeouts.generateHeartbeatSeconds"):
+        assert field in message, message
+    # A misspelt option is not ignored: the workflow would reject it, so the client does too.
+    with pytest.raises(InvalidTrajectoryRequest, match="turn"):
+        trajectory_request(run, math, gid, 4, 0, {"turn": 3})

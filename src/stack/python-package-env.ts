@@ -48,7 +48,7 @@ export async function pythonPackageEnv(stateDir: string): Promise<string> {
 
 async function packageFiles(): Promise<string[]> {
   const sources = path.join(PYTHON_PACKAGE_DIR, 'ratchet_rollouts');
-  const names = (await readdir(sources)).filter((name) => name.endsWith('.py') || name === 'py.typed').sort();
+  const names = (await readdir(sources)).filter((name) => name.endsWith('.py') || name.endsWith('.json') || name === 'py.typed').sort();
   return [path.join(PYTHON_PACKAGE_DIR, 'pyproject.toml'), ...names.map((name) => path.join(sources, name))];
 }
 

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { trajectoryRequestSchema } from './request.js';
 
-/** Where the generated JSON Schema is committed, relative to the repository root. */
-export const REQUEST_JSON_SCHEMA_PATH = 'docs/trajectory-request.schema.json';
+/**
+ * Where the generated JSON Schema is committed, relative to the repository root: inside the Python package, which
+ * validates every request it builds against it before it starts anything.
+ */
+export const REQUEST_JSON_SCHEMA_PATH = 'python/ratchet_rollouts/trajectory-request.schema.json';
 
 /**
  * The JSON Schema of a trajectory request, as committed: the contract for clients in other languages.

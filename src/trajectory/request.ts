@@ -46,7 +46,7 @@ const requestFields = z.strictObject({
 
 /**
  * The whole trajectory request, the workflow's one argument. Shared by the workflow, the TypeScript client,
- * the CLI and (as docs/trajectory-request.schema.json) every other language. Unknown keys are rejected, so
+ * the CLI and (as python/ratchet_rollouts/trajectory-request.schema.json) every other language. Unknown keys are rejected, so
  * a misspelt option fails instead of silently taking its default.
  */
 export const trajectoryRequestSchema = requestFields
