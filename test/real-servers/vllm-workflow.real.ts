@@ -127,7 +127,7 @@ describe('failures against a real vLLM', () => {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })();
-      await until(async () => (await checkpointed()) >= 200, 60_000);
+      await until(async () => (await checkpointed()) >= 100, 60_000);
       const checkpointAtKill = await checkpointed();
       const rate = (checkpointAtKill - rateStart.tokens) / ((Date.now() - rateStart.at) / 1000);
       const exited = new Promise((resolve) => first.once('exit', resolve));
@@ -146,20 +146,22 @@ describe('failures against a real vLLM', () => {
       expect(kept).toBe(1500);
       const resumed = result.turns[0]!.resumedTokens ?? 0;
       await stopProcess(second, 2_000);
-      if (resumed === 0 && attempt < 3) {
-        // The turn finished in the attempt the kill was meant for: another poller had taken it. Seen in 2 of 4 CI
-        // runs and not explained yet (see the closing note); the scenario runs again rather than assert on a kill
-        // that hit nothing.
-        console.log(`kill mid-turn on vLLM: try ${attempt} missed (the turn completed without a retry); trying again`);
+      if ((await completedAttempt(request!.trajectoryId)) === 1 && attempt < 5) {
+        // The kill came after the turn had finished: a CPU-starved vLLM generates far ahead of its stream and then
+        // delivers in bursts, so the worker can hold the whole turn while its last checkpoint still shows ~100
+        // tokens (one CI run saw 1,498 received at the kill). A kill that hit nothing proves nothing: run again.
+        console.log(`kill mid-turn on vLLM: try ${attempt} came after the turn had finished (attempt 1 completed it); trying again`);
         continue;
       }
+      // The attempt that finished the turn was a retry, so the kill hit the generating worker.
+      expect(await completedAttempt(request!.trajectoryId)).toBeGreaterThan(1);
       // Nothing checkpointed before the kill was lost.
       expect(resumed).toBeGreaterThanOrEqual(checkpointAtKill);
       // Ratchet's part: of what the server had streamed to the dead worker, all but one interval was checkpointed.
       // One interval at the rate the server showed (floored at 100 tokens/s), plus a chunk's slack.
       const bound = Math.ceil((Math.max(rate, 100) * HEARTBEAT_MS) / 1000) + 16;
-      // Logged, not asserted: one CI run saw the spawned worker's count exceed a whole turn (it had served another
-      // trajectory's request too), so the count is not this turn's alone; see the closing note.
+      // Logged, not asserted: the worker's count is scraped every 100 ms in the background, so it is only a lower
+      // bound of what had reached the worker at the kill.
       // The server's own count is logged, not asserted: on a CPU-starved machine vLLM's counter lags its engine by
       // seconds, and its engine runs up to a thousand tokens ahead of the stream (tokens a dead worker never got).
       // The simulated policy's exact count is asserted in test/integration/gpu-worker-kill.test.ts.
@@ -210,6 +212,14 @@ describe('failures against a real vLLM', () => {
     }
   });
 });
+
+/** The attempt of the trajectory's (one) generate activity that completed: history keeps the last attempt's start. */
+async function completedAttempt(trajectoryId: string): Promise<number> {
+  const events = (await stack.client.workflow.getHandle(trajectoryId).fetchHistory()).events ?? [];
+  const started = events.filter((e) => e.activityTaskStartedEventAttributes && events.some((c) => Number(c.activityTaskCompletedEventAttributes?.startedEventId) === Number(e.eventId)));
+  if (started.length !== 1) throw new Error(`${trajectoryId}: expected one completed generate activity, found ${started.length}`);
+  return started[0]!.activityTaskStartedEventAttributes!.attempt ?? 1;
+}
 
 /** A GPU worker in its own process (the built CLI) against the vLLM server, so it can be SIGKILLed. */
 function spawnGpuWorker(env: Record<string, string> = {}): ChildProcess {
