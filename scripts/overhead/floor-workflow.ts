@@ -6,7 +6,8 @@ const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '20s'
 
 /**
  * A trajectory's shape with no work in it: check and tokenize, then per turn a generate activity on another task
- * queue and an environment step, then persist; each a no-op (release 3's 46-event history, without payloads).
+ * queue and an environment step, then persist; each a no-op. Its history is release 3's less the patch marker and
+ * the final search-attribute upsert, with near-empty payloads.
  */
 export async function floorTrajectory(turns: number): Promise<void> {
   await local.step(0);
