@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { generateResumable, type PartialOutput } from '../policy/resumable-generation.js';
 import { CheckpointSuperseded, dropTurnCheckpoint } from '../store/turn-checkpoints.js';
-import { loadContext, saveTurnOutput } from '../store/turn-store.js';
+import { loadContext, loadStoredGeneration, saveTurnOutput } from '../store/turn-store.js';
 import { FailureType } from '../trajectory/failure.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import { processMetrics } from '../metrics/process-metrics.js';
@@ -44,6 +44,19 @@ export function generateActivity(pool: pg.Pool, backend: InferenceBackend, curre
     const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt };
     return classified(async () => {
       const { resumed, claimed } = await superseded(resumeTurn(pool, key, context.info.heartbeatDetails));
+      if (claimed) {
+        // The attempt before may have stored the whole turn (and dropped its checkpoint) and died before Temporal
+        // heard it finish: the turn is done, and generating it again would redo what that attempt checkpointed.
+        const stored = await loadStoredGeneration(pool, input.trajectoryId, input.turn);
+        if (stored && stored.contextLen === input.contextLen) {
+          await dropTurnCheckpoint(pool, key);
+          processMetrics.checkpointResumes.inc();
+          return {
+            outputLen: stored.outputLen, finishReason: stored.finishReason, versionStart: stored.versionStart, versionEnd: stored.versionEnd,
+            resumedTokens: stored.outputLen,
+          };
+        }
+      }
       // A retry announces its cursor at once: it replaces the last attempt's (or an earlier release's tokens). A first
       // attempt has nothing to replace; its first heartbeat follows its first checkpoint, so a turn shorter than
       // one heartbeat interval costs the server no heartbeat at all.

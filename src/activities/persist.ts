@@ -8,6 +8,7 @@ import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajector
 import { failureOf, type FailureClass } from '../trajectory/failure.js';
 import { storableText } from '../store/storable-text.js';
 import { classified, FailureType } from './failures.js';
+import { parseMembership, type GroupMembership } from '../admission/group-membership.js';
 
 export interface PersistInput extends TrajectoryIdentity {
   layout: PackingLayout;
@@ -43,6 +44,11 @@ export interface PersistFailureInput extends TrajectoryIdentity {
   /** Absent in histories recorded before failure types: then derived from `error` (InternalError if unclear). */
   failureType?: string;
   failureClass?: FailureClass;
+  /**
+   * The request's group, when the trajectory failed before it could join it (its request was invalid elsewhere):
+   * it is counted there as a failed member, so the group fills and its siblings run instead of waiting for good.
+   */
+  unjoinedGroup?: unknown;
 }
 
 /** Stores a failed trajectory with its type and class, and the texts of the turns it finished. */
@@ -52,7 +58,14 @@ export function persistFailureActivity(pool: pg.Pool) {
       // An id Postgres cannot hold has no stored turns; looking it up as written would fail the lookup.
       const { turns } = await loadStoredTurns(pool, storableText(input.trajectoryId));
       const failure = { turnsDone: input.turnsDone, message: input.error, ...failureOf(input.error, input) };
-      return { stored: await storeFailedTrajectory(pool, input, failure, turns) };
+      return { stored: await storeFailedTrajectory(pool, input, failure, turns, memberGroup(input.trajectoryId, input.unjoinedGroup)) };
     });
   };
+}
+
+/** The group a failed trajectory may still take its place in: only a valid group section that names it by its id. */
+function memberGroup(trajectoryId: string, group: unknown): GroupMembership | undefined {
+  if (group === undefined) return undefined;
+  const membership = parseMembership(trajectoryId, group);
+  return 'group' in membership ? membership.group : undefined;
 }

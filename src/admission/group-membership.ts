@@ -21,6 +21,22 @@ export const groupMembershipSchema = z.strictObject({
   .refine((group) => group.groupId.startsWith(`${group.run.runId}/`), { message: 'groupId must start with "<runId>/"', path: ['groupId'] });
 export type GroupMembership = z.infer<typeof groupMembershipSchema>;
 
+/**
+ * A trajectory's group section, checked: the schema, and the rule that a member's id is `<groupId>/<sample>` (so a
+ * group never holds more members than its size). When it fails, `invalid` says why, each problem as `path: message`.
+ */
+export function parseMembership(trajectoryId: string, group: unknown): { group: GroupMembership } | { invalid: string } {
+  const parsed = groupMembershipSchema.safeParse(group);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'group'}: ${issue.message}`).join('; ');
+    return { invalid: `trajectory ${trajectoryId} has an invalid group: ${problems}` };
+  }
+  if (trajectoryId !== `${parsed.data.groupId}/${parsed.data.sample}`) {
+    return { invalid: `trajectory id ${trajectoryId} must be "<groupId>/<sample>" (${parsed.data.groupId}/${parsed.data.sample})` };
+  }
+  return { group: parsed.data };
+}
+
 /** The group id of a prompt in a run; `tag` tells apart a prompt submitted again (another epoch, say). */
 export function groupId(runId: string, qid: string, tag?: string): string {
   return tag ? `${runId}/${qid}@${tag}` : `${runId}/${qid}`;

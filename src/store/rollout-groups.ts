@@ -22,26 +22,49 @@ export type GroupStatus = 'pending' | 'admitted' | 'cancelled';
 export async function joinGroup(pool: pg.Pool, trajectoryId: string, qid: string, group: GroupMembership): Promise<GroupStatus> {
   return inTransaction(pool, async (client) => {
     await ensureRun(client, group.run);
-    await client.query(
-      `INSERT INTO rollout_groups (group_id, run_id, qid, size) VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO NOTHING`,
-      [group.groupId, group.run.runId, qid, group.size],
-    );
-    const { rows: [existing] } = await client.query<{ run_id: string; size: number; status: GroupStatus }>(
-      'SELECT run_id, size, status FROM rollout_groups WHERE group_id = $1 FOR UPDATE', [group.groupId],
-    );
-    if (existing!.run_id !== group.run.runId || existing!.size !== group.size) {
-      throw new GroupMismatch(`group ${group.groupId} exists in run ${existing!.run_id} with ${existing!.size} samples; this request says run ${group.run.runId} with ${group.size}`);
-    }
-    const joined = await client.query(
-      'INSERT INTO rollout_members (trajectory_id, group_id, sample) VALUES ($1, $2, $3) ON CONFLICT (trajectory_id) DO NOTHING',
-      [trajectoryId, group.groupId, group.sample],
-    );
-    if (joined.rowCount === 1) {
-      await client.query('UPDATE rollout_groups SET joined = joined + 1 WHERE group_id = $1', [group.groupId]);
-      await client.query('SELECT pg_notify($1, $2)', [ADMISSION_CHANNEL, group.run.runId]);
-    }
-    return existing!.status;
+    return joinInTransaction(client, trajectoryId, qid, group);
   });
+}
+
+/**
+ * Counts a trajectory that failed before it could join its group (its request was invalid in some other part) as
+ * a member, so that the group can fill and its siblings are not left waiting for good; the caller then records it
+ * finished. Inside the caller's transaction; a group or run this member contradicts is left as it is (false).
+ */
+export async function joinGroupAsFailed(client: pg.PoolClient, trajectoryId: string, qid: string, group: GroupMembership): Promise<boolean> {
+  await client.query('SAVEPOINT join_as_failed');
+  try {
+    await ensureRun(client, group.run);
+    await joinInTransaction(client, trajectoryId, qid, group);
+    await client.query('RELEASE SAVEPOINT join_as_failed');
+    return true;
+  } catch (error) {
+    if (!(error instanceof GroupMismatch || error instanceof RunConfigMismatch)) throw error;
+    await client.query('ROLLBACK TO SAVEPOINT join_as_failed');
+    return false;
+  }
+}
+
+async function joinInTransaction(client: pg.PoolClient, trajectoryId: string, qid: string, group: GroupMembership): Promise<GroupStatus> {
+  await client.query(
+    `INSERT INTO rollout_groups (group_id, run_id, qid, size) VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO NOTHING`,
+    [group.groupId, group.run.runId, qid, group.size],
+  );
+  const { rows: [existing] } = await client.query<{ run_id: string; size: number; status: GroupStatus }>(
+    'SELECT run_id, size, status FROM rollout_groups WHERE group_id = $1 FOR UPDATE', [group.groupId],
+  );
+  if (existing!.run_id !== group.run.runId || existing!.size !== group.size) {
+    throw new GroupMismatch(`group ${group.groupId} exists in run ${existing!.run_id} with ${existing!.size} samples; this request says run ${group.run.runId} with ${group.size}`);
+  }
+  const joined = await client.query(
+    'INSERT INTO rollout_members (trajectory_id, group_id, sample) VALUES ($1, $2, $3) ON CONFLICT (trajectory_id) DO NOTHING',
+    [trajectoryId, group.groupId, group.sample],
+  );
+  if (joined.rowCount === 1) {
+    await client.query('UPDATE rollout_groups SET joined = joined + 1 WHERE group_id = $1', [group.groupId]);
+    await client.query('SELECT pg_notify($1, $2)', [ADMISSION_CHANNEL, group.run.runId]);
+  }
+  return existing!.status;
 }
 
 /** Creates the run on first sight; a run that exists must have the same settings (`ratchet_ensure_run`, migration 006). */

@@ -3,10 +3,11 @@ import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PackedTokens } from '../trajectory/packing.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import type { TrajectoryFailure } from '../trajectory/failure.js';
+import type { GroupMembership } from '../admission/group-membership.js';
 import type { StoredTurn } from './turn-store.js';
 import { inTransaction } from './transaction.js';
 import { storableText } from './storable-text.js';
-import { recordMemberFinished } from './rollout-groups.js';
+import { joinGroupAsFailed, recordMemberFinished } from './rollout-groups.js';
 
 export interface TrajectoryIdentity {
   trajectoryId: string;
@@ -72,7 +73,9 @@ export interface FailedTrajectory extends TrajectoryFailure {
  * Records a trajectory that could not finish: a failure is stored as a failure, never as a zero reward.
  * Nothing the trajectory carries may make this row unstorable, so every text is made storable first.
  */
-export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryIdentity, failure: FailedTrajectory, texts: StoredTurn[]): Promise<boolean> {
+export async function storeFailedTrajectory(
+  pool: pg.Pool, identity: TrajectoryIdentity, failure: FailedTrajectory, texts: StoredTurn[], unjoinedGroup?: GroupMembership,
+): Promise<boolean> {
   const trajectoryId = storableText(identity.trajectoryId);
   return inTransaction(pool, async (client) => {
     const inserted = await client.query(
@@ -84,6 +87,8 @@ export async function storeFailedTrajectory(pool: pg.Pool, identity: TrajectoryI
     if (inserted.rowCount === 0) return false;
     await insertTurnTexts(client, trajectoryId, texts.filter((text) => text.verdict !== null));
     await dropWorkingRows(client, trajectoryId);
+    // A member that failed before joining (an invalid request) still takes its place, so its group can fill.
+    if (unjoinedGroup) await joinGroupAsFailed(client, trajectoryId, storableText(identity.qid), unjoinedGroup);
     await recordMemberFinished(client, trajectoryId, false, identity.birthTime);
     return true;
   });

@@ -72,6 +72,22 @@ export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): P
   return result.rowCount === 1;
 }
 
+/** A turn's stored generation, as the attempt that stored it reported it (no tokens: counts and versions). */
+export interface StoredGeneration {
+  contextLen: number;
+  outputLen: number;
+  finishReason: FinishReason;
+  versionStart: number;
+  versionEnd: number;
+}
+
+export async function loadStoredGeneration(pool: pg.Pool, trajectoryId: string, turn: number): Promise<StoredGeneration | undefined> {
+  const { rows: [row] } = await pool.query<{ context_len: number; output_len: number; finish_reason: FinishReason; version_start: number; version_end: number }>(
+    `SELECT context_len, octet_length(output_ids) / 4 AS output_len, finish_reason, version_start, version_end
+     FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2`, [trajectoryId, turn]);
+  return row && { contextLen: row.context_len, outputLen: row.output_len, finishReason: row.finish_reason, versionStart: row.version_start, versionEnd: row.version_end };
+}
+
 export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, turn: number): Promise<number[]> {
   const { rows } = await pool.query<{ output_ids: Buffer }>('SELECT output_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
   if (rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no output for turn ${turn}`);

@@ -118,18 +118,23 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   }
 }
 
-/** An invalid request still leaves a `failed` row, under the workflow id, so nothing submitted goes unaccounted. */
+/**
+ * An invalid request still leaves a `failed` row, under the workflow id, so nothing submitted goes unaccounted; a
+ * valid group section in it is passed along, so the member still counts in its group and its siblings can run.
+ * (Only the activity's input changes, which replay does not compare: no patch needed.)
+ */
 async function rejectInvalid(input: unknown, invalid: ApplicationFailure): Promise<never> {
-  const qid = (input as { qid?: unknown } | null | undefined)?.qid;
+  const { qid, group } = (input ?? {}) as { qid?: unknown; group?: unknown };
   const trajectoryId = workflowInfo().workflowId;
   const failure = trajectoryFailure(invalid);
-  await recordFailure({ trajectoryId, qid: typeof qid === 'string' ? qid : '', birthTime: Date.now(), layout: 'seed' }, [], failure);
+  await recordFailure({ trajectoryId, qid: typeof qid === 'string' ? qid : '', birthTime: Date.now(), layout: 'seed' }, [], failure, group);
   throw failedTrajectory(trajectoryId, 0, [], failure);
 }
 
-async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure): Promise<void> {
+async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure, unjoinedGroup?: unknown): Promise<void> {
   await CancellationScope.nonCancellable(() => failures.persistFailure({
     ...identity, turnsDone: turns.length, error: failure.message, failureType: failure.failureType, failureClass: failure.failureClass,
+    ...(unjoinedGroup === undefined ? {} : { unjoinedGroup }),
   }));
   upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
 }

@@ -72,3 +72,56 @@ describe('a request that breaks the schema', () => {
     expect(history.events?.some((e) => e.workflowTaskFailedEventAttributes)).toBe(false);
   });
 });
+
+describe('a group member whose request is invalid', () => {
+  it('still takes its place in its group, so its siblings are admitted and the group finishes', { timeout: 120_000 }, async () => {
+    const stopController = await stack.startController();
+    try {
+      const run = { runId: 'poisoned', maxHeadOffpolicyness: 8, batchSize: 1, maxConcurrent: 4 };
+      const [problem] = stack.problems;
+      const member = (groupId: string, sample: number, options: unknown) => ({
+        trajectoryId: `${groupId}/${sample}`, qid: problem!.qid, problem: problem!.problem, gold: problem!.gold, options,
+        group: { run, groupId, size: 3, sample },
+      });
+      const start = (request: { trajectoryId: string }) => stack.client.workflow.start('trajectory', { taskQueue: CPU_TASK_QUEUE, workflowId: request.trajectoryId, args: [request] });
+      const status = async (id: string) => (await stack.pool.query<{ status: string; failure_type: string | null }>(
+        'SELECT status, failure_type FROM trajectories WHERE trajectory_id = $1', [id])).rows[0];
+      const group = async (groupId: string) => (await stack.pool.query<{ joined: number; finished: number; completed: number; status: string }>(
+        'SELECT joined, finished, completed, status FROM rollout_groups WHERE group_id = $1', [groupId])).rows[0];
+
+      // The bad member arrives between its siblings in one group, and first of all in another (it then makes the group).
+      for (const [groupId, order] of [['poisoned/between', [0, 1, 2]], ['poisoned/first', [1, 0, 2]]] as const) {
+        const requests = [member(groupId, 0, { turns: 1 }), member(groupId, 1, { turns: 0 }), member(groupId, 2, { turns: 1 })];
+        for (const sample of order) {
+          const handle = await start(requests[sample]!);
+          if (sample === 1) expect(await causeOf(handle.result())).toMatch(/options\.turns/);
+        }
+        for (const sample of [0, 2]) await until(async () => (await status(`${groupId}/${sample}`))?.status === 'completed', 90_000);
+        expect(await status(`${groupId}/1`)).toEqual({ status: 'failed', failure_type: 'InvalidRequest' });
+        expect(await group(groupId)).toEqual({ joined: 3, finished: 3, completed: 2, status: 'admitted' });
+      }
+
+      // A bad member whose group section names another sample's id takes no place: it cannot overfill a group.
+      const stray = { ...member('poisoned/between', 1, { turns: 0 }), trajectoryId: 'poisoned/between/7' };
+      expect(await causeOf((await start(stray)).result())).toMatch(/options\.turns/);
+      expect(await group('poisoned/between')).toEqual({ joined: 3, finished: 3, completed: 2, status: 'admitted' });
+    } finally {
+      await stopController();
+    }
+  });
+});
+
+/** The message of the failure a workflow ended with. */
+async function causeOf(result: Promise<unknown>): Promise<string> {
+  const error = await result.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  return (error as WorkflowFailedError).cause?.message ?? '';
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
