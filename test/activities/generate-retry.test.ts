@@ -1,6 +1,6 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateActivity } from '../../src/activities/generate.js';
+import { generateActivity, type GenerateResult } from '../../src/activities/generate.js';
 import { checkpointHeartbeat } from '../../src/activities/partial-output.js';
 import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from '../../src/policy/inference-backend.js';
 import { savePrompt } from '../../src/store/turn-store.js';
@@ -50,7 +50,7 @@ describe('a generate retry after an attempt that stored the whole turn and died 
     const input = { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 };
 
     // Attempt 1 generates and stores the turn; its completion never reaches the server (the worker was killed).
-    const first = await new MockActivityEnvironment({ attempt: 1 }).run(generate, input);
+    const first: GenerateResult = await new MockActivityEnvironment({ attempt: 1 }).run(generate, input);
     expect(first).toMatchObject({ outputLen: 40, finishReason: 'stop', versionStart: 3, versionEnd: 3, resumedTokens: 0 });
 
     // Attempt 2 finds the stored turn: the same result, nothing generated again.
