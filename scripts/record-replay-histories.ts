@@ -69,6 +69,22 @@ const invalidRequest: Recording = async (stack, name) => {
   return { [name]: { workflowId: handle.workflowId } };
 };
 
+/** A group member with an invalid option: it fails, yet takes its place, and its sibling completes the group. */
+const invalidGroupMember: Recording = async (stack, name) => {
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 8, batchSize: 1, maxConcurrent: 1 };
+  const groupId = `replay-${name}/q`;
+  const [problem] = stack.problems;
+  const member = (sample: number, turns: number) => ({
+    trajectoryId: `${groupId}/${sample}`, qid: 'q', problem: problem!.problem, gold: problem!.gold, options: { turns },
+    group: { run, groupId, size: 2, sample },
+  });
+  const handles = await Promise.all([member(0, 1), member(1, 0)].map((request) => stack.client.workflow.start('trajectory', {
+    taskQueue: CPU_TASK_QUEUE, workflowId: request.trajectoryId, args: [request],
+  })));
+  await Promise.all(handles.map((handle) => handle.result().catch(() => undefined)));
+  return { [name]: { workflowId: handles[1]!.workflowId } };
+};
+
 /** A code task (the simulated policy does not know this problem, so its answers carry no code: `no_answer`). */
 const codeTask: Recording = async (stack, name) => {
   const { problems } = await loadDataset(path.resolve(import.meta.dirname, '../data/code-sample.jsonl'), { limit: 1 });
@@ -80,7 +96,8 @@ const codeTask: Recording = async (stack, name) => {
 
 // Release 1 (grouped admission): recorded once, never again.
 // Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
-// Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`.
+// Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`;
+// `r3-invalid-group-member` came later in release 3 (the failure carries the group: an activity input, no patch).
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -98,6 +115,7 @@ const cases: Record<string, Recording> = {
   'r3-continued-while-queued': continuedWhileQueued,
   'r3-invalid-request': invalidRequest,
   'r3-code-task': codeTask,
+  'r3-invalid-group-member': invalidGroupMember,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));
