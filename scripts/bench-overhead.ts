@@ -103,7 +103,7 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
       trajectoriesPerSecond: round(pass.completed / pass.wallSeconds),
       turnsPerSecond: round(pass.turns / pass.wallSeconds),
       cpuSeconds: roundAll(cpuSeconds),
-      cpuMsPerTrajectory: roundAll(Object.fromEntries(Object.entries(cpuSeconds).map(([k, s]) => [k, (s * 1000) / pass.completed]))),
+      cpuMsPerTrajectory: msEach(cpuSeconds, pass.completed),
       // Workers, Temporal server and Postgres: what Ratchet costs. The policy stands in for the GPU; the client is the trainer.
       ratchetCpuMsPerTurn: round((ratchetCpu * 1000) / pass.turns),
       historyEventsPerTrajectory: history.events, historyBytesPerTrajectory: history.bytes,
@@ -132,8 +132,13 @@ async function floorPhase(): Promise<Record<string, unknown>> {
     phase: 'floor', workflows: pass.workflows, turns, wallSeconds: round(pass.wallSeconds),
     workflowsPerSecond: round(pass.workflows / pass.wallSeconds),
     cpuSeconds: roundAll(cpuSeconds),
-    cpuMsPerWorkflow: roundAll(Object.fromEntries(Object.entries(cpuSeconds).map(([k, s]) => [k, (s * 1000) / pass.workflows]))),
+    cpuMsPerWorkflow: msEach(cpuSeconds, pass.workflows),
   };
+}
+
+/** Each process's CPU seconds as milliseconds per trajectory (or workflow), rounded. */
+function msEach(cpuSeconds: Record<string, number>, count: number): Record<string, number> {
+  return roundAll(Object.fromEntries(Object.entries(cpuSeconds).map(([k, s]) => [k, (s * 1000) / count])));
 }
 
 function processCpuSeconds(): number {

@@ -20,32 +20,28 @@ export type GroupStatus = 'pending' | 'admitted' | 'cancelled';
  * a re-check changes nothing. Returns the group's status, which tells the member whether it may generate.
  */
 export async function joinGroup(pool: pg.Pool, trajectoryId: string, qid: string, group: GroupMembership): Promise<GroupStatus> {
-  return inTransaction(pool, async (client) => {
-    await ensureRun(client, group.run);
-    return joinInTransaction(client, trajectoryId, qid, group);
-  });
+  return inTransaction(pool, (client) => joinInTransaction(client, trajectoryId, qid, group));
 }
 
 /**
  * Counts a trajectory that failed before it could join its group (its request was invalid in some other part) as
  * a member, so that the group can fill and its siblings are not left waiting for good; the caller then records it
- * finished. Inside the caller's transaction; a group or run this member contradicts is left as it is (false).
+ * finished. Inside the caller's transaction; a group or run this member contradicts is left as it is.
  */
-export async function joinGroupAsFailed(client: pg.PoolClient, trajectoryId: string, qid: string, group: GroupMembership): Promise<boolean> {
+export async function joinGroupAsFailed(client: pg.PoolClient, trajectoryId: string, qid: string, group: GroupMembership): Promise<void> {
   await client.query('SAVEPOINT join_as_failed');
   try {
-    await ensureRun(client, group.run);
     await joinInTransaction(client, trajectoryId, qid, group);
     await client.query('RELEASE SAVEPOINT join_as_failed');
-    return true;
   } catch (error) {
     if (!(error instanceof GroupMismatch || error instanceof RunConfigMismatch)) throw error;
     await client.query('ROLLBACK TO SAVEPOINT join_as_failed');
-    return false;
   }
 }
 
+/** The run (on first sight), the group (on first sight) and the member, with the group's row locked; its status. */
 async function joinInTransaction(client: pg.PoolClient, trajectoryId: string, qid: string, group: GroupMembership): Promise<GroupStatus> {
+  await ensureRun(client, group.run);
   await client.query(
     `INSERT INTO rollout_groups (group_id, run_id, qid, size) VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO NOTHING`,
     [group.groupId, group.run.runId, qid, group.size],

@@ -146,7 +146,8 @@ describe('failures against a real vLLM', () => {
       expect(kept).toBe(1500);
       const resumed = result.turns[0]!.resumedTokens ?? 0;
       await stopProcess(second, 2_000);
-      if ((await completedAttempt(request!.trajectoryId)) === 1 && attempt < 5) {
+      const completedBy = await completedAttempt(request!.trajectoryId);
+      if (completedBy === 1 && attempt < 5) {
         // The kill came after the turn had finished: a CPU-starved vLLM generates far ahead of its stream and then
         // delivers in bursts, so the worker can hold the whole turn while its last checkpoint still shows ~100
         // tokens (one CI run saw 1,498 received at the kill). A kill that hit nothing proves nothing: run again.
@@ -154,7 +155,7 @@ describe('failures against a real vLLM', () => {
         continue;
       }
       // The attempt that finished the turn was a retry, so the kill hit the generating worker.
-      expect(await completedAttempt(request!.trajectoryId)).toBeGreaterThan(1);
+      expect(completedBy).toBeGreaterThan(1);
       // Nothing checkpointed before the kill was lost.
       expect(resumed).toBeGreaterThanOrEqual(checkpointAtKill);
       // Ratchet's part: of what the server had streamed to the dead worker, all but one interval was checkpointed.
