@@ -30,6 +30,14 @@ export function classifyFailure(error: unknown): unknown {
   return error;
 }
 
+/**
+ * A step re-run after its trajectory was stored as failed. Only a stale run can see that (a failure is stored after
+ * the workflow recorded it, so no run the workflow still waits on comes later); it fails without writing.
+ */
+export function storedAsFailed(trajectoryId: string, step: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} is already stored as failed: nothing left to ${step}`, FailureType.ContextMismatch);
+}
+
 /** Runs an activity body and rethrows its failure classified. */
 export async function classified<T>(body: () => Promise<T>): Promise<T> {
   try {

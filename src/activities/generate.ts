@@ -3,13 +3,14 @@ import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { generateResumable, type PartialOutput } from '../policy/resumable-generation.js';
-import { CheckpointSuperseded, dropTurnCheckpoint } from '../store/turn-checkpoints.js';
-import { loadContext, loadStoredGeneration, saveTurnOutput } from '../store/turn-store.js';
+import { CheckpointSuperseded, dropTurnCheckpoint, type TurnCheckpointKey } from '../store/turn-checkpoints.js';
+import { loadContext, loadStoredGeneration, NoStoredPrompt, saveTurnOutput } from '../store/turn-store.js';
+import { loadStoredOutcome } from '../store/stored-outcome.js';
 import { FailureType } from '../trajectory/failure.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import { processMetrics } from '../metrics/process-metrics.js';
 import { checkpointHeartbeat } from './partial-output.js';
-import { classified } from './failures.js';
+import { classified, storedAsFailed } from './failures.js';
 import { resumeTurn, TurnCheckpointWriter } from './turn-checkpoint.js';
 
 export interface GenerateInput {
@@ -39,63 +40,97 @@ export interface GenerateResult {
  * continues from the last checkpoint instead of starting over, and no heartbeat grows with the turn.
  */
 export function generateActivity(pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number) {
+  const deps = { pool, backend, currentVersion, heartbeatIntervalMs };
   return async function generate(input: GenerateInput): Promise<GenerateResult> {
     const context = Context.current();
     const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt };
     return classified(async () => {
-      const { resumed, claimed } = await superseded(resumeTurn(pool, key, context.info.heartbeatDetails));
-      if (claimed) {
-        // The attempt before may have stored the whole turn (and dropped its checkpoint) and died before Temporal
-        // heard it finish: the turn is done, and generating it again would redo what that attempt checkpointed.
-        const stored = await loadStoredGeneration(pool, input.trajectoryId, input.turn);
-        if (stored && stored.contextLen === input.contextLen) {
-          await dropTurnCheckpoint(pool, key);
-          processMetrics.checkpointResumes.inc();
-          return {
-            outputLen: stored.outputLen, finishReason: stored.finishReason, versionStart: stored.versionStart, versionEnd: stored.versionEnd,
-            resumedTokens: stored.outputLen,
-          };
-        }
+      try {
+        return await generateTurn(deps, input, context, key);
+      } catch (error) {
+        // No prompt to read or no checkpoint to claim: the trajectory may have been stored meanwhile (this attempt
+        // is stale: its worker stalled), and then the stored turn is the answer (src/workflows/RE-RUNS.md).
+        if (!(error instanceof NoStoredPrompt || isSuperseded(error))) throw error;
+        const stored = await storedGeneration(pool, input);
+        if (!stored) throw error;
+        return stored;
       }
-      // A retry announces its cursor at once: it replaces the last attempt's (or an earlier release's tokens). A first
-      // attempt has nothing to replace; its first heartbeat follows its first checkpoint, so a turn shorter than
-      // one heartbeat interval costs the server no heartbeat at all.
-      if (claimed) heartbeat(context, key.attempt, resumed.ids.length);
-      if (resumed.ids.length > 0) processMetrics.checkpointResumes.inc();
-      const inputIds = await loadContext(pool, input.trajectoryId, input.turn);
-      if (inputIds.length !== input.contextLen) {
-        throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);
-      }
-      const budget = Math.min(input.maxNewTokens, (await backend.contextWindow()) - inputIds.length);
-      const version = currentVersion();
-      if (budget <= 0 && resumed.ids.length === 0) {
-        if (claimed) await dropTurnCheckpoint(pool, key);
-        return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
-      }
-      const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
-      const { output, finishReason } = await superseded(generateResumable(backend, {
-        context: inputIds, maxNewTokens: budget, temperature: input.temperature,
-        requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
-      }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
-        // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
-        await checkpoint.settle().catch(() => undefined);
-        throw checkpoint.stopped ?? error;
-      }));
-      // A write still in flight must land (or tell us we were superseded) before the output replaces it.
-      await superseded(checkpoint.settle());
-      const result = {
-        outputLen: output.ids.length, finishReason,
-        versionStart: output.versions[0] ?? version, versionEnd: output.versions[output.versions.length - 1] ?? version,
-        resumedTokens: resumed.ids.length,
-      };
-      await saveTurnOutput(pool, {
-        trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt, contextLen: inputIds.length,
-        outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: output.versions, ...result,
-      });
-      if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);
-      return result;
     });
   };
+}
+
+interface GenerateDeps {
+  pool: pg.Pool;
+  backend: InferenceBackend;
+  currentVersion: () => number;
+  heartbeatIntervalMs: number;
+}
+
+async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: Context, key: TurnCheckpointKey): Promise<GenerateResult> {
+  const { pool, backend, currentVersion, heartbeatIntervalMs } = deps;
+  const { resumed, claimed } = await superseded(resumeTurn(pool, key, context.info.heartbeatDetails));
+  if (claimed) {
+    // The attempt before may have stored the whole turn (and dropped its checkpoint) and died before Temporal
+    // heard it finish: the turn is done, and generating it again would redo what that attempt checkpointed.
+    const stored = await loadStoredGeneration(pool, input.trajectoryId, input.turn);
+    if (stored && stored.contextLen === input.contextLen) {
+      await dropTurnCheckpoint(pool, key);
+      processMetrics.checkpointResumes.inc();
+      return {
+        outputLen: stored.outputLen, finishReason: stored.finishReason, versionStart: stored.versionStart, versionEnd: stored.versionEnd,
+        resumedTokens: stored.outputLen,
+      };
+    }
+  }
+  // A retry announces its cursor at once: it replaces the last attempt's (or an earlier release's tokens). A first
+  // attempt has nothing to replace; its first heartbeat follows its first checkpoint, so a turn shorter than
+  // one heartbeat interval costs the server no heartbeat at all.
+  if (claimed) heartbeat(context, key.attempt, resumed.ids.length);
+  if (resumed.ids.length > 0) processMetrics.checkpointResumes.inc();
+  const inputIds = await loadContext(pool, input.trajectoryId, input.turn);
+  if (inputIds.length !== input.contextLen) {
+    throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);
+  }
+  const budget = Math.min(input.maxNewTokens, (await backend.contextWindow()) - inputIds.length);
+  const version = currentVersion();
+  if (budget <= 0 && resumed.ids.length === 0) {
+    if (claimed) await dropTurnCheckpoint(pool, key);
+    return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
+  }
+  const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
+  const { output, finishReason } = await superseded(generateResumable(backend, {
+    context: inputIds, maxNewTokens: budget, temperature: input.temperature,
+    requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
+  }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
+    // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
+    await checkpoint.settle().catch(() => undefined);
+    throw checkpoint.stopped ?? error;
+  }));
+  // A write still in flight must land (or tell us we were superseded) before the output replaces it.
+  await superseded(checkpoint.settle());
+  const result = {
+    outputLen: output.ids.length, finishReason,
+    versionStart: output.versions[0] ?? version, versionEnd: output.versions[output.versions.length - 1] ?? version,
+    resumedTokens: resumed.ids.length,
+  };
+  await saveTurnOutput(pool, {
+    trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt, contextLen: inputIds.length,
+    outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: output.versions, ...result,
+  });
+  if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);
+  return result;
+}
+
+/** The turn as its stored trajectory has it; undefined while the trajectory has no row. */
+async function storedGeneration(pool: pg.Pool, input: GenerateInput): Promise<GenerateResult | undefined> {
+  const stored = await loadStoredOutcome(pool, input.trajectoryId, input.turn);
+  if (!stored) return undefined;
+  if (stored.status === 'failed') throw storedAsFailed(input.trajectoryId, `generate turn ${input.turn}`);
+  if (stored.turn?.contextLen !== input.contextLen) {
+    throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} is stored without a turn ${input.turn} of context ${input.contextLen}`, FailureType.ContextMismatch);
+  }
+  const { outputLen, noEos, versionStart, versionEnd } = stored.turn;
+  return { outputLen, finishReason: noEos ? 'length' : 'stop', versionStart, versionEnd, resumedTokens: outputLen };
 }
 
 function heartbeat(context: Context, attempt: number, tokens: number): void {
@@ -111,9 +146,13 @@ async function superseded<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (error instanceof CheckpointSuperseded) throw ApplicationFailure.retryable(error.message, FailureType.WorkerLost);
+    if (error instanceof CheckpointSuperseded) throw ApplicationFailure.retryable(error.message, FailureType.WorkerLost, error.key);
     throw error;
   }
+}
+
+function isSuperseded(error: unknown): boolean {
+  return error instanceof ApplicationFailure && error.type === FailureType.WorkerLost;
 }
 
 /** Counts the tokens streamed to this attempt; the resumed ones were counted by the attempt that received them. */

@@ -7,7 +7,8 @@ import type { PackingLayout } from '../trajectory/options.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { failureOf, type FailureClass } from '../trajectory/failure.js';
 import { storableText } from '../store/storable-text.js';
-import { classified, FailureType } from './failures.js';
+import { classified, FailureType, storedAsFailed } from './failures.js';
+import { loadStoredOutcome } from '../store/stored-outcome.js';
 import { parseMembership, type GroupMembership } from '../admission/group-membership.js';
 
 export interface PersistInput extends TrajectoryIdentity {
@@ -19,12 +20,16 @@ export interface PersistInput extends TrajectoryIdentity {
   rawRewards: number[];
 }
 
-/** Packs the stored turns and writes the trajectory exactly once (idempotent by trajectory id). */
+/**
+ * Packs the stored turns and writes the trajectory exactly once (idempotent by trajectory id). Run again after it
+ * was stored (its working rows are gone then), it answers as it did: stored. A trajectory stored as failed, or with
+ * no row and no working rows, is never reported stored: the workflow then fails, as its row says.
+ */
 export function persistTrajectoryActivity(pool: pg.Pool) {
   return async function persistTrajectory(input: PersistInput): Promise<{ stored: boolean }> {
     return classified(async () => {
       const { promptIds, turns: stored } = await loadStoredTurns(pool, input.trajectoryId);
-      if (stored.length === 0 && promptIds.length === 0) return { stored: false }; // persisted by an earlier attempt
+      if (stored.length === 0 && promptIds.length === 0) return alreadyStored(pool, input.trajectoryId);
       const mismatch = input.turns.find((turn, t) => stored[t]?.contextLen !== turn.contextLen || stored[t]?.outputIds.length !== turn.outputLen);
       if (stored.length !== input.turns.length || mismatch) {
         throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId}: stored turns disagree with the workflow's record (turn ${mismatch?.turn ?? stored.length})`, FailureType.MalformedTrajectory);
@@ -33,9 +38,18 @@ export function persistTrajectoryActivity(pool: pg.Pool) {
         outputIds: turn.outputIds, outputLogprobs: turn.outputLogprobs, outputVersions: turn.outputVersions, feedbackIds: turn.feedbackIds, noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
       })), input.layout);
       const endReason = input.endReason ?? 'turns';
-      return { stored: await storeCompletedTrajectory(pool, { ...input, endReason, promptIds, packed, texts: stored }) };
+      if (await storeCompletedTrajectory(pool, { ...input, endReason, promptIds, packed, texts: stored })) return { stored: true };
+      return alreadyStored(pool, input.trajectoryId);
     });
   };
+}
+
+/** The answer of a persist that finds the trajectory's row written by an earlier run: completed, or not at all. */
+async function alreadyStored(pool: pg.Pool, trajectoryId: string): Promise<{ stored: boolean }> {
+  const outcome = await loadStoredOutcome(pool, trajectoryId);
+  if (outcome?.status === 'completed') return { stored: false };
+  if (outcome?.status === 'failed') throw storedAsFailed(trajectoryId, 'persist');
+  throw ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} has neither working rows nor a stored row: nothing to persist`, FailureType.MalformedTrajectory);
 }
 
 export interface PersistFailureInput extends TrajectoryIdentity {
@@ -51,14 +65,29 @@ export interface PersistFailureInput extends TrajectoryIdentity {
   unjoinedGroup?: unknown;
 }
 
+/**
+ * What recording a failure found: `existing` is the row an earlier run (or another path) stored first. A workflow
+ * whose failure finds a completed row ends completed, as the row says (release 4).
+ */
+export interface PersistFailureResult {
+  stored: boolean;
+  existing?: 'completed' | 'failed';
+  /** The stored failure's type and class, when `existing` is failed: the workflow fails as the row says. */
+  failureType?: string;
+  failureClass?: FailureClass;
+}
+
 /** Stores a failed trajectory with its type and class, and the texts of the turns it finished. */
 export function persistFailureActivity(pool: pg.Pool) {
-  return async function persistFailure(input: PersistFailureInput): Promise<{ stored: boolean }> {
+  return async function persistFailure(input: PersistFailureInput): Promise<PersistFailureResult> {
     return classified(async () => {
       // An id Postgres cannot hold has no stored turns; looking it up as written would fail the lookup.
       const { turns } = await loadStoredTurns(pool, storableText(input.trajectoryId));
       const failure = { turnsDone: input.turnsDone, message: input.error, ...failureOf(input.error, input) };
-      return { stored: await storeFailedTrajectory(pool, input, failure, turns, memberGroup(input.trajectoryId, input.unjoinedGroup)) };
+      if (await storeFailedTrajectory(pool, input, failure, turns, memberGroup(input.trajectoryId, input.unjoinedGroup))) return { stored: true };
+      const existing = await loadStoredOutcome(pool, input.trajectoryId);
+      if (existing?.status !== 'failed') return { stored: false, ...(existing ? { existing: existing.status } : {}) };
+      return { stored: false, existing: 'failed', ...(existing.failureType ? { failureType: existing.failureType } : {}), ...(existing.failureClass ? { failureClass: existing.failureClass } : {}) };
     });
   };
 }

@@ -4,8 +4,8 @@ import type { PackedTokens } from '../trajectory/packing.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import type { TrajectoryFailure } from '../trajectory/failure.js';
 import type { GroupMembership } from '../admission/group-membership.js';
-import type { StoredTurn } from './turn-store.js';
 import { inTransaction } from './transaction.js';
+import { lockTrajectory, type StoredTurn } from './turn-store.js';
 import { storableText } from './storable-text.js';
 import { joinGroupAsFailed, recordMemberFinished } from './rollout-groups.js';
 
@@ -34,6 +34,7 @@ export interface CompletedTrajectory extends TrajectoryIdentity {
  */
 export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: CompletedTrajectory): Promise<boolean> {
   return inTransaction(pool, async (client) => {
+    await lockTrajectory(client, trajectory.trajectoryId);
     const { packed, turns } = trajectory;
     const inserted = await client.query(
       `INSERT INTO trajectories (trajectory_id, qid, task_id, status, layout, num_turns, birth_time, packed_input_ids,
@@ -78,6 +79,7 @@ export async function storeFailedTrajectory(
 ): Promise<boolean> {
   const trajectoryId = storableText(identity.trajectoryId);
   return inTransaction(pool, async (client) => {
+    await lockTrajectory(client, trajectoryId);
     const inserted = await client.query(
       `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, failure_type, failure_class, layout, num_turns, birth_time)
        VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $9) ON CONFLICT (trajectory_id) DO NOTHING`,
@@ -115,10 +117,15 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
   );
 }
 
+/**
+ * The prompt row goes first, in a statement of its own: its row lock waits for any writer that holds it FOR SHARE
+ * (a turn output or checkpoint being written), and the next statement's snapshot then sees that write and drops
+ * it too; a writer that comes later finds no prompt row and writes nothing.
+ */
 async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
+  await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   await client.query(
-    `WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1), checkpoints AS (DELETE FROM turn_checkpoints WHERE trajectory_id = $1)
-     DELETE FROM trajectory_prompts WHERE trajectory_id = $1`,
+    `WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1) DELETE FROM turn_checkpoints WHERE trajectory_id = $1`,
     [trajectoryId],
   );
 }

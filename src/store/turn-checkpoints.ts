@@ -10,7 +10,10 @@ export interface TurnCheckpointKey {
   attempt: number;
 }
 
-/** A newer attempt of the same turn holds the checkpoint (or the turn is over): this attempt must stop. */
+/**
+ * A newer attempt of the same turn holds the checkpoint (or the turn is over, or the whole trajectory is stored:
+ * a checkpoint is created only while the trajectory's prompt row exists): this attempt must stop.
+ */
 export class CheckpointSuperseded extends Error {
   override readonly name = 'CheckpointSuperseded';
   constructor(readonly key: TurnCheckpointKey) {
@@ -26,7 +29,8 @@ export class CheckpointSuperseded extends Error {
 export async function claimTurnCheckpoint(pool: pg.Pool, key: TurnCheckpointKey, carried: PartialOutput = { ids: [], logprobs: [], versions: [] }): Promise<PartialOutput> {
   return inTransaction(pool, async (client) => {
     const claimed = await client.query<{ token_count: number }>(
-      `INSERT INTO turn_checkpoints (trajectory_id, turn, attempt, token_count) VALUES ($1, $2, $3, 0)
+      `INSERT INTO turn_checkpoints (trajectory_id, turn, attempt, token_count)
+       SELECT $1, $2, $3, 0 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
        ON CONFLICT (trajectory_id, turn) DO UPDATE SET attempt = EXCLUDED.attempt, updated_at = now()
        WHERE turn_checkpoints.attempt <= EXCLUDED.attempt
        RETURNING token_count`,
@@ -64,7 +68,8 @@ const APPEND = `
 
 const CREATE_OR_APPEND_FIRST = `
   WITH head AS (
-    INSERT INTO turn_checkpoints (trajectory_id, turn, attempt, token_count) VALUES ($1, $2, $3, $5)
+    INSERT INTO turn_checkpoints (trajectory_id, turn, attempt, token_count)
+    SELECT $1, $2, $3, $5 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
     ON CONFLICT (trajectory_id, turn) DO UPDATE SET token_count = EXCLUDED.token_count, updated_at = now()
     WHERE turn_checkpoints.attempt = EXCLUDED.attempt AND turn_checkpoints.token_count = $4
     RETURNING trajectory_id, turn

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import { storableText } from './storable-text.js';
+import { inTransaction } from './transaction.js';
 
 /** A turn's generation as the generate activity stores it. */
 export interface StoredTurnOutput {
@@ -18,18 +19,41 @@ export interface StoredTurnOutput {
 }
 
 export class ContextMismatch extends Error {
-  override readonly name = 'ContextMismatch';
+  override readonly name: string = 'ContextMismatch';
 }
 
-export async function savePrompt(pool: pg.Pool, trajectoryId: string, ids: readonly number[], text: string): Promise<number> {
-  // A retried activity finds the row already there; the stored prompt wins so its length never changes.
-  const { rows } = await pool.query<{ n: number }>(
-    `INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text) VALUES ($1, $2, $3)
-     ON CONFLICT (trajectory_id) DO UPDATE SET trajectory_id = EXCLUDED.trajectory_id
-     RETURNING length(prompt_ids) / 4 AS n`,
-    [trajectoryId, encodeInt32(ids), storableText(text)],
-  );
-  return rows[0]!.n;
+/** The trajectory has no working prompt row: never tokenized, or stored (its working rows dropped). */
+export class NoStoredPrompt extends ContextMismatch {
+  override readonly name = 'NoStoredPrompt';
+}
+
+/**
+ * Stores a trajectory's prompt ids, unless the trajectory already has its row: a tokenize step re-run after the
+ * trajectory was stored (a stalled worker's, or a workflow task retried from before it) must not leave working
+ * rows behind. The lock orders it with `storeCompletedTrajectory` / `storeFailedTrajectory`, so the check cannot
+ * pass just before a concurrent store commits. Returns P_0, or undefined when the trajectory is stored.
+ */
+export async function savePrompt(pool: pg.Pool, trajectoryId: string, ids: readonly number[], text: string): Promise<number | undefined> {
+  return inTransaction(pool, async (client) => {
+    await lockTrajectory(client, trajectoryId);
+    // A retried activity finds the row already there; the stored prompt wins so its length never changes.
+    const { rows } = await client.query<{ n: number }>(
+      `INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text)
+       SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM trajectories WHERE trajectory_id = $1)
+       ON CONFLICT (trajectory_id) DO UPDATE SET trajectory_id = EXCLUDED.trajectory_id
+       RETURNING length(prompt_ids) / 4 AS n`,
+      [trajectoryId, encodeInt32(ids), storableText(text)],
+    );
+    return rows[0]?.n;
+  });
+}
+
+/**
+ * Serialises the writers that create a trajectory's working rows with the ones that store its row and drop them
+ * (a transaction-scoped advisory lock on the id, released at commit).
+ */
+export async function lockTrajectory(client: pg.PoolClient, trajectoryId: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [trajectoryId]);
 }
 
 /** C_t: the prompt, then every earlier turn's output and feedback, exactly as stored. */
@@ -41,7 +65,7 @@ export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: num
      WHERE p.trajectory_id = $1 ORDER BY o.turn`,
     [trajectoryId, turn],
   );
-  if (rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no stored prompt`);
+  if (rows.length === 0) throw new NoStoredPrompt(`trajectory ${trajectoryId} has no stored prompt`);
   const earlier = rows.filter((row) => row.turn !== null);
   if (earlier.length !== turn) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.length}`);
   const parts = [rows[0]!.prompt_ids];
@@ -57,9 +81,11 @@ export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: num
  * but is still running somewhere must not overwrite the output the workflow has already moved on with.
  */
 export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): Promise<boolean> {
+  // Only while the trajectory's prompt row exists (locked FOR SHARE): an attempt that outlived its trajectory (a
+  // stalled GPU worker's, after the trajectory was stored and its working rows dropped) stores nothing.
   const result = await pool.query(
     `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, output_versions)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
      ON CONFLICT (trajectory_id, turn) DO UPDATE SET
        attempt = EXCLUDED.attempt, context_len = EXCLUDED.context_len, output_ids = EXCLUDED.output_ids,
        output_logprobs = EXCLUDED.output_logprobs, output_versions = EXCLUDED.output_versions, finish_reason = EXCLUDED.finish_reason,
@@ -94,6 +120,33 @@ export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, tur
   return decodeInt32(rows[0]!.output_ids);
 }
 
+/** A turn's judgement as stored with its working row: the verdict, and the feedback that follows it. */
+export interface StoredJudgement {
+  answerText: string;
+  extracted: string | null;
+  status: string;
+  feedbackLen: number;
+}
+
+/** A turn's output, and its judgement once one is stored; undefined when the turn has no working row. */
+export async function loadTurnForJudging(pool: pg.Pool, trajectoryId: string, turn: number): Promise<{ outputIds: number[]; judged?: StoredJudgement } | undefined> {
+  const { rows: [row] } = await pool.query<JudgementRow & { output_ids: Buffer }>(
+    'SELECT output_ids, answer_text, extracted_answer, verdict, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+  if (!row) return undefined;
+  return { outputIds: decodeInt32(row.output_ids), ...(row.verdict === null ? {} : { judged: storedJudgement(row) }) };
+}
+
+interface JudgementRow {
+  answer_text: string | null;
+  extracted_answer: string | null;
+  verdict: string | null;
+  feedback_ids: Buffer | null;
+}
+
+function storedJudgement(row: JudgementRow): StoredJudgement {
+  return { answerText: row.answer_text ?? '', extracted: row.extracted_answer, status: row.verdict!, feedbackLen: (row.feedback_ids?.length ?? 0) / 4 };
+}
+
 export async function saveVerdict(pool: pg.Pool, trajectoryId: string, turn: number, verdict: { answerText: string; extracted: string | null; status: string }): Promise<void> {
   await pool.query('UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
     [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status]);
@@ -104,16 +157,27 @@ export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: nu
     [trajectoryId, turn, encodeInt32(ids), storableText(text)]);
 }
 
-/** A turn's verdict and the feedback that follows it, in one statement (the environment step's one write). */
+/**
+ * A turn's verdict and the feedback that follows it, in one statement (the environment step's one write). The first
+ * judgement stored wins: two runs of the same step (a stalled worker's and its replacement's) may judge differently
+ * (a sandbox timeout is a race against the clock), and every run must answer with the one that is kept. Returns
+ * the judgement kept, or undefined when the turn has no working row (the trajectory was stored meanwhile).
+ */
 export async function saveVerdictAndFeedback(
   pool: pg.Pool, trajectoryId: string, turn: number,
   verdict: { answerText: string; extracted: string | null; status: string }, feedback: { ids: readonly number[]; text: string },
-): Promise<void> {
-  await pool.query(
+): Promise<StoredJudgement | undefined> {
+  const { rows: [saved] } = await pool.query<JudgementRow>(
     `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, updated_at = now()
-     WHERE trajectory_id = $1 AND turn = $2`,
+     WHERE trajectory_id = $1 AND turn = $2 AND verdict IS NULL
+     RETURNING answer_text, extracted_answer, verdict, feedback_ids`,
     [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status, encodeInt32(feedback.ids), storableText(feedback.text)],
   );
+  if (saved) return storedJudgement(saved);
+  // Judged first by another run (read in a statement of its own, so its commit is seen), or no working row.
+  const { rows: [kept] } = await pool.query<JudgementRow>(
+    'SELECT answer_text, extracted_answer, verdict, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+  return kept && kept.verdict !== null ? storedJudgement(kept) : undefined;
 }
 
 /** Everything persist needs of one trajectory's turns, in turn order. */

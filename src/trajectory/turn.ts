@@ -31,3 +31,8 @@ export interface TurnRecord {
 export function stoppedWithoutEos(reason: FinishReason): boolean {
   return reason !== 'stop';
 }
+
+/** A turn succeeds exactly when its verdict is `correct` (the math verifier's and the code judge's alike). */
+export function verdictSucceeded(verdict: string): boolean {
+  return verdict === 'correct';
+}

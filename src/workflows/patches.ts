@@ -20,4 +20,10 @@ export const Patch = {
    * start: a run started under release 2 finishes the release-2 way. Release 3.
    */
   LocalSteps: 'local-steps',
+  /**
+   * The trajectory's stored row decides how its workflow ends: persist cannot be cancelled half-way (a cancel
+   * that arrives while it runs waits for it), and a failure whose record finds the trajectory already stored ends
+   * the workflow as the row says: completed, or failed with the row's type and class. Release 4.
+   */
+  StoredOutcome: 'stored-outcome',
 } as const;

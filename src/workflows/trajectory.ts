@@ -4,6 +4,8 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
+import type { PersistFailureResult } from '../activities/persist.js';
+import type { RolloutOptions } from '../trajectory/options.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
@@ -100,22 +102,39 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       }
     }
 
-    const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
-    const rewards = returnsToGo(rawRewards, options.discount);
+    const { rawRewards, rewards } = shapedRewards(turns, options);
     state.phase = 'persisting';
-    await store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
-    state.phase = 'completed';
-    upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...progressAttributes(turns)]);
-    return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
+    const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
+    await (patched(Patch.StoredOutcome) ? CancellationScope.nonCancellable(persist) : persist());
+    return completed(request, options, endReason, turns, state);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
-    const failure = trajectoryFailure(error);
+    let failure = trajectoryFailure(error);
     // Record the failure as a failure (never as a zero reward), even when the workflow is being cancelled.
-    await recordFailure(identity, turns, failure);
+    const recorded = await recordFailure(identity, turns, failure);
+    if (patched(Patch.StoredOutcome)) {
+      // One truth: the row an earlier run of a step stored first is how this trajectory ended (RE-RUNS.md).
+      if (recorded.existing === 'completed') return completed(request, options, endReason, turns, state);
+      if (recorded.existing === 'failed' && recorded.failureType) failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
+    }
+    upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
     state.phase = 'failed';
     if (isCancellation(error)) throw error;
     throw failedTrajectory(request.trajectoryId, state.turn, turns, failure);
   }
+}
+
+/** The stored trajectory's result, as the workflow returns it and `RolloutClient` reads it. */
+function completed(request: TrajectoryRequest, options: RolloutOptions, endReason: EndReason, turns: TurnRecord[], state: TrajectoryState): TrajectoryResult {
+  state.phase = 'completed';
+  upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...progressAttributes(turns)]);
+  const { rewards } = shapedRewards(turns, options);
+  return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
+}
+
+function shapedRewards(turns: TurnRecord[], options: RolloutOptions): { rawRewards: number[]; rewards: number[] } {
+  const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
+  return { rawRewards, rewards: returnsToGo(rawRewards, options.discount) };
 }
 
 /**
@@ -128,15 +147,15 @@ async function rejectInvalid(input: unknown, invalid: ApplicationFailure): Promi
   const trajectoryId = workflowInfo().workflowId;
   const failure = trajectoryFailure(invalid);
   await recordFailure({ trajectoryId, qid: typeof qid === 'string' ? qid : '', birthTime: Date.now(), layout: 'seed' }, [], failure, group);
+  upsertSearchAttributes([{ key: STATUS, value: 'failed' }]);
   throw failedTrajectory(trajectoryId, 0, [], failure);
 }
 
-async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure, unjoinedGroup?: unknown): Promise<void> {
-  await CancellationScope.nonCancellable(() => failures.persistFailure({
+async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure, unjoinedGroup?: unknown): Promise<PersistFailureResult> {
+  return CancellationScope.nonCancellable(() => failures.persistFailure({
     ...identity, turnsDone: turns.length, error: failure.message, failureType: failure.failureType, failureClass: failure.failureClass,
     ...(unjoinedGroup === undefined ? {} : { unjoinedGroup }),
   }));
-  upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
 }
 
 /** The workflow's own failure: typed `TrajectoryFailed`, with the finished turns and the cause's type and class. */

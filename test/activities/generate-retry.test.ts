@@ -44,7 +44,7 @@ class CountingBackend implements InferenceBackend {
 describe('a generate retry after an attempt that stored the whole turn and died before Temporal heard of it', () => {
   it('takes the stored turn as it is: no request to the server, every token carried over', async () => {
     const trajectoryId = 'stored-then-died';
-    const contextLen = await savePrompt(db.pool, trajectoryId, [1, 2, 3, 4, 5], 'What is 2+2?');
+    const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3, 4, 5], 'What is 2+2?'))!;
     const backend = new CountingBackend();
     const generate = generateActivity(db.pool, backend, () => 3, 60_000);
     const input = { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 };
@@ -64,7 +64,7 @@ describe('a generate retry after an attempt that stored the whole turn and died 
 
   it('generates the turn when the stored output belongs to another context (never passes off a stale row)', async () => {
     const trajectoryId = 'stale-row';
-    const contextLen = await savePrompt(db.pool, trajectoryId, [1, 2, 3], 'What is 3+3?');
+    const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3], 'What is 3+3?'))!;
     const backend = new CountingBackend();
     const generate = generateActivity(db.pool, backend, () => 3, 60_000);
     await db.pool.query(

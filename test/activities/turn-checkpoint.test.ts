@@ -3,12 +3,15 @@ import { checkpointHeartbeat, encodePartialOutput } from '../../src/activities/p
 import { resumeTurn, TurnCheckpointWriter } from '../../src/activities/turn-checkpoint.js';
 import type { PartialOutput } from '../../src/policy/resumable-generation.js';
 import { CheckpointSuperseded, claimTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
+import { savePrompt } from '../../src/store/turn-store.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 
 let db: TestDatabase;
 
 beforeAll(async () => {
   db = await startTestDatabase();
+  // A checkpoint exists only while its trajectory runs (has its prompt row): these trajectories run.
+  for (const trajectoryId of ['deploy', 'coalesce', 'stale']) await savePrompt(db.pool, trajectoryId, [1, 2, 3], 'prompt');
 });
 
 afterAll(async () => {

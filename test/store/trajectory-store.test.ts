@@ -40,8 +40,9 @@ describe('storeFailedTrajectory', () => {
     const failure = { turnsDone: 0, error: 'Activity task failed: verifying t turn 0 ran past its budget', failureType: 'VerifierTimeout', failureClass: 'data' as const };
     expect(await persistFailure({ ...identity('typed/0'), ...failure })).toEqual({ stored: true });
     expect(await exported('typed/0')).toMatchObject({ status: 'failed', error: failure.error, failure_type: 'VerifierTimeout', failure_class: 'data' });
-    // A retried activity changes nothing.
-    expect(await persistFailure({ ...identity('typed/0'), ...failure, failureType: 'InternalError' })).toEqual({ stored: false });
+    // A retried activity changes nothing, and answers with the stored type and class (the workflow fails as the row says).
+    expect(await persistFailure({ ...identity('typed/0'), ...failure, failureType: 'InternalError' }))
+      .toEqual({ stored: false, existing: 'failed', failureType: 'VerifierTimeout', failureClass: 'data' });
     expect(await exported('typed/0')).toMatchObject({ failure_type: 'VerifierTimeout' });
   });
 

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialOutput } from '../../src/policy/resumable-generation.js';
 import { appendTurnCheckpoint, CheckpointSuperseded, claimTurnCheckpoint, dropTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
+import { savePrompt } from '../../src/store/turn-store.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 
 let db: TestDatabase;
 
 beforeAll(async () => {
   db = await startTestDatabase();
+  // A checkpoint exists only while its trajectory runs (has its prompt row): these trajectories run.
+  for (const trajectoryId of ['append', 'fenced', 'repeated', 'legacy', 'wal']) await savePrompt(db.pool, trajectoryId, [1, 2, 3], 'prompt');
 });
 
 afterAll(async () => {
