@@ -59,6 +59,21 @@ const continuedWhileQueued: Recording = async (stack, name) => {
   return { [`${name}-first-run`]: { workflowId: queued.workflowId, runId: firstRunId }, [`${name}-last-run`]: { workflowId: queued.workflowId } };
 };
 
+/** A group cancelled while queued: the workflow's failure path runs (release 4 checks its patch there). */
+const cancelledWhileQueued: Recording = async (stack, name) => {
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(6, 8), { samples: 1, rollout: { turns: 1 } });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const handles = groups.map((group) => stack.client.workflow.getHandle(group.trajectoryIds[0]!));
+  const phases = await Promise.all(handles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
+  const queued = phases.indexOf('queued');
+  await client.cancel({ groupId: groups[queued]!.groupId });
+  await handles[queued]!.result().catch(() => undefined);
+  await publishPolicyVersion(stack.pool, 1);
+  return { [name]: { workflowId: handles[queued]!.workflowId } };
+};
+
 /** Started around every client check, as `temporal workflow start` would: a non-numeric timeout. */
 const invalidRequest: Recording = async (stack, name) => {
   const handle = await stack.client.workflow.start('trajectory', {
@@ -98,6 +113,7 @@ const codeTask: Recording = async (stack, name) => {
 // Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
 // Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`;
 // `r3-invalid-group-member` came later in release 3 (the failure carries the group: an activity input, no patch).
+// Release 4 (the stored row decides how the workflow ends: persist not cancellable, patch `stored-outcome`): `r4-*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -116,6 +132,11 @@ const cases: Record<string, Recording> = {
   'r3-invalid-request': invalidRequest,
   'r3-code-task': codeTask,
   'r3-invalid-group-member': invalidGroupMember,
+  'r4-seed-default': plain({ turns: 2 }),
+  'r4-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r4-grouped-admission': grouped({ turns: 1 }),
+  'r4-code-task': codeTask,
+  'r4-cancelled-while-queued': cancelledWhileQueued,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));

@@ -2,6 +2,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type pg from 'pg';
 import { log } from '../logging.js';
 import { ClosedTrajectorySweep } from './closed-trajectories.js';
+import { StatusAgreementSweep } from './status-agreement-sweep.js';
 import { listen } from '../store/notifications.js';
 import { POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
 import { admittedSignal } from '../workflows/admission-gate.js';
@@ -13,7 +14,8 @@ export interface AdmissionControllerOptions {
   databaseUrl: string;
   /** Fallback poll; NOTIFY on joins, finished groups and new policy versions wakes it sooner. */
   pollMs?: number;
-  /** How often trajectories closed from outside (terminated, timed out) are looked for and recorded as failed. */
+  /** How often trajectories closed from outside (terminated, timed out) are looked for and recorded as failed, and
+   * closed trajectories are compared with their rows. */
   sweepMs?: number;
 }
 
@@ -29,6 +31,7 @@ export class AdmissionController {
   /** The sweep in flight, if any: a slow sweep is skipped, not queued behind itself. */
   private sweeping: Promise<void> | undefined;
   private readonly closed: ClosedTrajectorySweep;
+  private readonly agreement: StatusAgreementSweep;
   private passes: Promise<void> = Promise.resolve();
   private stopped = false;
   private passQueued = false;
@@ -36,6 +39,7 @@ export class AdmissionController {
 
   constructor(private readonly options: AdmissionControllerOptions) {
     this.closed = new ClosedTrajectorySweep(options.pool, options.temporal);
+    this.agreement = new StatusAgreementSweep(options.pool, options.temporal);
   }
 
   async start(): Promise<void> {
@@ -48,11 +52,14 @@ export class AdmissionController {
     this.sweepTimer = setInterval(() => this.sweep(), this.options.sweepMs ?? 30_000);
   }
 
-  /** Records trajectories closed from outside; a member recorded so may finish its group, which wakes admission. */
+  /** Records trajectories closed from outside (a member recorded so may finish its group, which wakes admission),
+   * then compares closed trajectories with their rows: a row the first records is then compared too. */
   private sweep(): void {
     if (this.sweeping || this.stopped) return;
     this.sweeping = this.closed.sweep().then(() => undefined, (error: Error) => {
       log.warn({ err: error.message }, 'sweep for trajectories closed from outside failed; retrying at the next one');
+    }).then(() => this.agreement.sweep()).then(() => undefined, (error: Error) => {
+      log.warn({ err: error.message }, 'comparing closed trajectories with their rows failed; retrying at the next sweep');
     }).finally(() => { this.sweeping = undefined; });
   }
 

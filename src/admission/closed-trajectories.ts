@@ -5,11 +5,16 @@ import { storeFailedTrajectory, trajectoriesWithoutRow } from '../store/trajecto
 import { loadStoredTurns } from '../store/turn-store.js';
 import { FailureType, failureClassOf } from '../trajectory/failure.js';
 import { QID } from '../workflows/search-attributes.js';
+import { VISIBILITY_LAG_MS, workflowPages } from './workflow-pages.js';
+
+/**
+ * How each closing reads in the failure message. A workflow cancelled before its first step finished (the request
+ * check, before its failure path is armed) closes Canceled with no row: recorded here like a terminated one.
+ */
+const CLOSED_HOW: Record<string, string> = { TERMINATED: 'terminated', TIMED_OUT: 'timed out', CANCELLED: 'cancelled before it could record itself' };
 
 /** How far back a controller that just started looks for trajectories closed while none was running. */
 const FIRST_LOOKBACK_MS = 7 * 24 * 3_600_000;
-/** Visibility lags the close by a moment: each sweep looks this far back past the last one's start. */
-const VISIBILITY_LAG_MS = 60_000;
 
 /**
  * Records trajectories whose workflows were closed from outside their own code as failures: terminated by an
@@ -25,17 +30,9 @@ export class ClosedTrajectorySweep {
   /** One pass over the trajectories closed since the last; returns how many it recorded. */
   async sweep(): Promise<number> {
     const started = Date.now();
-    const query = `WorkflowType = 'trajectory' AND ExecutionStatus IN ('Terminated', 'TimedOut') AND CloseTime > '${this.since.toISOString()}'`;
+    const query = `WorkflowType = 'trajectory' AND ExecutionStatus IN ('Terminated', 'TimedOut', 'Canceled') AND CloseTime > '${this.since.toISOString()}'`;
     let recorded = 0;
-    let page: WorkflowExecutionInfo[] = [];
-    for await (const execution of this.temporal.workflow.list({ query })) {
-      page.push(execution);
-      if (page.length === 100) {
-        recorded += await this.recordMissing(page);
-        page = [];
-      }
-    }
-    recorded += await this.recordMissing(page);
+    for await (const page of workflowPages(this.temporal, query)) recorded += await this.recordMissing(page);
     this.since = new Date(started - VISIBILITY_LAG_MS);
     return recorded;
   }
@@ -52,7 +49,7 @@ export class ClosedTrajectorySweep {
 
   private async record(execution: WorkflowExecutionInfo): Promise<boolean> {
     const trajectoryId = execution.workflowId;
-    const how = execution.status.name === 'TERMINATED' ? 'terminated' : 'timed out';
+    const how = CLOSED_HOW[execution.status.name] ?? execution.status.name.toLowerCase();
     const { turns } = await loadStoredTurns(this.pool, trajectoryId);
     const stored = await storeFailedTrajectory(this.pool, {
       trajectoryId,

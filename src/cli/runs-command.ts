@@ -1,16 +1,26 @@
+import { Client } from '@temporalio/client';
+import type pg from 'pg';
 import { Command } from 'commander';
 import { withDatabase } from './with-database.js';
 import { withRolloutClient } from './with-rollout-client.js';
 import { runStatus } from '../admission/run-status.js';
+import { temporalRunStatus, type TemporalRunStatus } from '../admission/run-workflows.js';
+import { loadConfig } from '../config.js';
+import { connectClient } from '../workers/temporal-connection.js';
 
 export function runsCommand(): Command {
   const runs = new Command('runs').description('training runs: their counters, and cancelling them');
   runs.command('status')
-    .description('print a run\'s counters (groups waiting, running, accepted, consumed, capacity..., failed trajectories by type and class) as JSON')
+    .description('print a run\'s counters (groups waiting, running, accepted, consumed, capacity..., failed trajectories by type and class) '
+      + 'as JSON, with Temporal\'s count of its trajectory workflows by status and how many disagree with their rows')
     .argument('<run-id>')
     .action(async (runId: string) => {
-      const status = await withDatabase((pool) => runStatus(pool, runId));
+      const status = await withDatabase(async (pool, _databaseUrl, temporalAddress) => {
+        const run = await runStatus(pool, runId);
+        return run && { ...run, temporal: await temporalSide(pool, temporalAddress, runId) };
+      });
       if (!status) throw new Error(`no run ${runId}`);
+      if (!status.temporal.reachable) process.stderr.write(`ratchet runs status: Temporal was unreachable (${status.temporal.error}); the counters are Postgres's alone\n`);
       process.stdout.write(`${JSON.stringify(status)}\n`);
     });
   runs.command('cancel')
@@ -32,4 +42,16 @@ export function runsCommand(): Command {
       });
     });
   return runs;
+}
+
+/** Temporal's side of a run. Temporal unreachable is an answer, not a failure: Postgres's counters still print. */
+async function temporalSide(pool: pg.Pool, address: string, runId: string): Promise<TemporalRunStatus> {
+  const config = loadConfig();
+  const connection = await connectClient(address, config.temporal, 5_000).catch((error: Error) => error);
+  if (connection instanceof Error) return { reachable: false, error: connection.message };
+  try {
+    return await temporalRunStatus(pool, new Client({ connection, namespace: config.temporal.namespace }), runId);
+  } finally {
+    await connection.close();
+  }
 }

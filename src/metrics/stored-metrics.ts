@@ -20,12 +20,17 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
   const admission = new Gauge({ name: 'ratchet_run_admission_capacity', help: 'Groups admission would start now under the run\'s staleness bound and max_concurrent (as `ratchet runs status` capacity)', labelNames: ['run'], registers });
   const version = new Gauge({ name: 'ratchet_policy_version', help: 'The latest published policy version', registers });
   const running = new Gauge({ name: 'ratchet_running_trajectories', help: 'Trajectories started and not yet stored', registers });
+  const disagreements = new Counter({
+    name: 'ratchet_status_disagreements_total', registers, labelNames: ['kind'],
+    help: 'Trajectories whose closed workflow and stored row disagree (kind temporal_<status>_row_<completed|failed|missing>), as the admission controller found them',
+  });
 
   return async () => {
     const counts = await readMetricCounts(pool);
-    for (const metric of [trajectories, turns, tokens, batches, groups, capacity, admission]) metric.reset();
+    for (const metric of [trajectories, turns, tokens, batches, groups, capacity, admission, disagreements]) metric.reset();
     for (const row of counts.trajectories) trajectories.inc({ status: row.status, failure_type: row.failureType, failure_class: row.failureClass }, row.n);
     for (const row of counts.turns) turns.inc({ verdict: row.verdict }, row.n);
+    for (const row of counts.disagreements) disagreements.inc({ kind: row.kind }, row.n);
     tokens.inc(counts.generatedTokens);
     for (const [state, n] of Object.entries(counts.batches)) batches.inc({ state }, n);
     for (const run of counts.runs) {

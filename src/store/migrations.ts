@@ -221,6 +221,24 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
     id: '006_batch_protocol',
     sql: BATCH_PROTOCOL_SQL,
   },
+  {
+    id: '007_status_disagreements',
+    sql: `
+      -- A trajectory whose closed workflow and stored row tell different stories (Temporal says Failed, the row
+      -- says completed, say), as the admission controller's sweep found it: one row per workflow run, however many
+      -- sweeps or controllers see it. ratchet_status_disagreements_total and the UI read it. row_status is NULL
+      -- where the trajectory had no row.
+      CREATE TABLE status_disagreements (
+        trajectory_id text NOT NULL,
+        workflow_run_id text NOT NULL,
+        kind text NOT NULL,
+        temporal_status text NOT NULL,
+        row_status text CHECK (row_status IN ('completed', 'failed')),
+        detected_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (trajectory_id, workflow_run_id)
+      );
+    `,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */

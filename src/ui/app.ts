@@ -5,6 +5,7 @@ import { runStatus } from '../admission/run-status.js';
 import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
 import { listRuns, runCounters, runCurves } from '../store/run-views.js';
+import { runDisagreements } from '../store/status-disagreements.js';
 import { searchTrajectories, type TrajectoryFilter } from '../store/trajectory-search.js';
 import { loadTrajectoryView } from '../store/trajectory-view.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -38,8 +39,10 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
     const filter = runFilter(runId, c.req.query());
-    const [counters, curves, trajectories] = await Promise.all([runCounters(pool, runId), runCurves(pool, runId), searchTrajectories(pool, filter)]);
-    return c.html(runPage(runId, counters, curves, filter, trajectories));
+    const [counters, curves, trajectories, disagreements] = await Promise.all([
+      runCounters(pool, runId), runCurves(pool, runId), searchTrajectories(pool, filter), runDisagreements(pool, runId),
+    ]);
+    return c.html(runPage(runId, counters, curves, filter, trajectories, disagreements));
   });
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');

@@ -4,6 +4,8 @@ import type { TrajectoryDetails } from './trajectory-details.js';
 export function conversationText(details: TrajectoryDetails): string {
   const { view } = details;
   const lines = [`trajectory ${view.trajectoryId}  (${view.status}${view.qid ? `, qid ${view.qid}` : ''}${view.groupId ? `, group ${view.groupId}` : ''})`];
+  lines.push(`Temporal: ${details.temporalStatus}`);
+  if (details.agreement.verdict === 'disagree') lines.push(`Temporal and Postgres disagree: ${details.agreement.reason}`);
   if (details.temporalUrl) lines.push(`Temporal UI: ${details.temporalUrl}`);
   if (details.problem) lines.push('', 'Problem:', details.problem.problem, `Gold: ${details.problem.gold.join(' | ')}`);
   view.turns.forEach((turn, t) => {

@@ -1,9 +1,11 @@
 import type pg from 'pg';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { loadTrajectoryView, type TrajectoryView } from '../store/trajectory-view.js';
+import { recordedDisagreements, type RecordedDisagreement } from '../store/status-disagreements.js';
+import { statusAgreement, type StatusAgreement } from '../trajectory/status-agreement.js';
 import type { TrajectoryState } from '../workflows/trajectory-state.js';
 import { splitReasoning, type AnswerParts } from './answer-parts.js';
-import { loadWorkflowProblem, queryTrajectoryState, temporalLink, type TemporalAccess, type WorkflowProblem } from './workflow-lookup.js';
+import { describeWorkflowStatus, loadWorkflowProblem, queryTrajectoryState, temporalLink, type TemporalAccess, type WorkflowProblem } from './workflow-lookup.js';
 
 /** Everything the trajectory page and `ratchet show` print: Postgres's view, decoded, plus what Temporal adds. */
 export interface TrajectoryDetails {
@@ -16,14 +18,22 @@ export interface TrajectoryDetails {
   generatingText: string | null;
   live: TrajectoryState | null;
   temporalUrl: string | null;
+  /** The workflow's status as Temporal reports it (see describeWorkflowStatus), beside the row's. */
+  temporalStatus: string;
+  /** The row's status against Temporal's, compared now. */
+  agreement: StatusAgreement;
+  /** Disagreements the admission controller's sweep recorded for this trajectory. */
+  recordedDisagreements: RecordedDisagreement[];
 }
 
 export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelTokenizer, temporal: TemporalAccess | undefined, trajectoryId: string): Promise<TrajectoryDetails> {
   const view = await loadTrajectoryView(pool, trajectoryId);
   const final = view.status === 'completed' || view.status === 'failed';
-  const [problem, live] = await Promise.all([
+  const [problem, live, temporalStatus, recorded] = await Promise.all([
     loadWorkflowProblem(temporal, trajectoryId),
     final ? Promise.resolve(null) : queryTrajectoryState(temporal, trajectoryId),
+    describeWorkflowStatus(temporal, trajectoryId),
+    recordedDisagreements(pool, trajectoryId),
   ]);
   // A trajectory still running has no stored row: its qid comes from its group or its workflow's input.
   if (view.qid === null && problem?.qid) view.qid = problem.qid;
@@ -35,6 +45,9 @@ export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelToken
     // The tokenizer refuses an empty id list: a checkpoint may not have its first piece yet.
     generatingText: view.generating ? (view.generating.ids.length > 0 ? tokenizer.decodeText(view.generating.ids) : '') : null,
     temporalUrl: temporalLink(temporal, trajectoryId),
+    temporalStatus,
+    agreement: statusAgreement(view.status === 'completed' || view.status === 'failed' ? view.status : null, temporalStatus),
+    recordedDisagreements: recorded,
   };
 }
 

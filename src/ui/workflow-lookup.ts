@@ -1,5 +1,6 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { workflowStatusName } from '../trajectory/status-agreement.js';
 import { stateQuery, type TrajectoryState } from '../workflows/trajectory-state.js';
 
 /** Where the UI reaches Temporal: a client for requests and live state, and Temporal UI's address for links. */
@@ -45,5 +46,18 @@ export async function queryTrajectoryState(access: TemporalAccess | undefined, t
     return await access.client.workflow.getHandle(trajectoryId).query(stateQuery);
   } catch {
     return null;
+  }
+}
+
+/**
+ * The workflow's execution status as Temporal reports it (`Running`, `Completed`, `Failed`, `Terminated`, `TimedOut`,
+ * `Canceled`), of its latest run; `not found`, `unreachable`, or `not connected` (no Temporal given) otherwise.
+ */
+export async function describeWorkflowStatus(access: TemporalAccess | undefined, trajectoryId: string): Promise<string> {
+  if (!access) return 'not connected';
+  try {
+    return workflowStatusName((await access.client.workflow.getHandle(trajectoryId).describe()).status.name);
+  } catch (error) {
+    return error instanceof WorkflowNotFoundError ? 'not found' : 'unreachable';
   }
 }

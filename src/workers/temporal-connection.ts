@@ -23,9 +23,9 @@ export async function connectWorker(address: string, settings: TemporalSettings)
 }
 
 /** Connection for clients (submitting, querying). */
-export async function connectClient(address: string, settings: TemporalSettings): Promise<Connection> {
+export async function connectClient(address: string, settings: TemporalSettings, connectTimeoutMs = 10_000): Promise<Connection> {
   try {
-    return await Connection.connect({ address, ...temporalSecurity(settings), connectTimeout: 10_000 });
+    return await Connection.connect({ address, ...temporalSecurity(settings), connectTimeout: connectTimeoutMs });
   } catch (error) {
     throw new TemporalUnavailable(address, error);
   }

@@ -11,13 +11,25 @@ import { startTestStack, type TestStack } from '../integration/local-stack.js';
 const EventType = temporal.api.enums.v1.EventType;
 /**
  * Earlier releases of the trajectory workflow as they shipped: release 1 (grouped admission, fixed 60 s re-checks,
- * no request schema) and release 2 (request schema, back-off and continue-as-new; verify and feedback as two
- * activities on the CPU task queue). The current release must finish what either left running or queued.
+ * no request schema), release 2 (request schema, back-off and continue-as-new; verify and feedback as two
+ * activities on the CPU task queue) and release 3 (local steps). The current release must finish what any of
+ * them left running or queued.
  */
 const RELEASES = [
   { name: 'release 1', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r1-grouped-admission/workflows/index.js') },
   { name: 'release 2', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r2-continue-as-new/workflows/index.js') },
+  { name: 'release 3', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r3-local-steps/workflows/index.js') },
 ];
+
+/** The patch ids a history's `core_patch` markers record, in order. */
+function patchIds(history: Awaited<ReturnType<typeof events>>): string[] {
+  return history.flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_patch') return [];
+    const payload = Object.values(marker.details ?? {})[0]?.payloads?.[0];
+    return payload?.data ? [(JSON.parse(Buffer.from(payload.data).toString('utf8')) as { id: string }).id] : [];
+  });
+}
 
 let stack: TestStack;
 const stops: (() => Promise<void>)[] = [];
@@ -115,6 +127,11 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       const firstTimer = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
       expect(firstTimer).toBeGreaterThan(-1);
       expect(marker).toBeGreaterThan(firstTimer);
+    } else if (name === 'release 3') {
+      // A trajectory mid-turn at the deploy ran its turns as local steps, and persisted under the current release's
+      // rule: the stored row decides how it ends (patch `stored-outcome`, recorded after the deploy).
+      const plainEvents = await events(plainHandles[0]!.workflowId);
+      expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
     } else {
       // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
       // CPU task queue, also for the turns run after the deploy.

@@ -71,4 +71,19 @@ describe('a trajectory whose workflow is closed from outside Ratchet', () => {
     const { rows } = await stack.pool.query("SELECT count(*)::int AS n FROM trajectories WHERE failure_type = 'WorkflowClosed'");
     expect(rows[0].n).toBe(2);
   });
+
+  it('cancelled before its first step finished (its failure path not armed yet), it is recorded as failed too', { timeout: 60_000 }, async () => {
+    // No CPU worker: the cancel is in the history before the workflow's first task runs, so its first step is cancelled.
+    await stopWorkers?.();
+    const [request] = trajectoryRequests('early-cancel', stack.problems.slice(3, 4), 1, { turns: 1 });
+    const { handle } = await submitTrajectory(stack.client, request!);
+    await handle.cancel();
+    stopWorkers = await stack.startWorkers();
+    await expect(handle.result()).rejects.toThrow();
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    await until(async () => (await row(request!.trajectoryId)) !== undefined, 30_000);
+    const recorded = (await row(request!.trajectoryId))!;
+    expect(recorded).toMatchObject({ status: 'failed', failure_type: 'WorkflowClosed', failure_class: 'infrastructure' });
+    expect(recorded.error).toMatch(/cancelled before it could record itself/);
+  });
 });

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { RunCounters, RunCurves, RunListEntry } from '../../store/run-views.js';
+import type { RecordedDisagreement } from '../../store/status-disagreements.js';
 import type { TrajectoryFilter, TrajectoryListEntry } from '../../store/trajectory-search.js';
 import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, type Html } from '../layout.js';
 
@@ -19,11 +20,17 @@ ${runs.length === 0 ? html`<p class="muted">No runs yet: submit with <code>ratch
 }
 
 /** `/runs/<runId>`: live counters, the run's curves, and its trajectories, filtered. */
-export function runPage(runId: string, counters: RunCounters, curves: RunCurves, filter: TrajectoryFilter, trajectories: TrajectoryListEntry[]): Html {
+export function runPage(
+  runId: string, counters: RunCounters, curves: RunCurves, filter: TrajectoryFilter, trajectories: TrajectoryListEntry[],
+  disagreements: { count: number; latest: RecordedDisagreement[] },
+): Html {
   const live = counters.running + counters.queued > 0;
   const body = html`<h1>Run <code>${runId}</code> ${live ? html`<span class="status running">live</span>` : ''}</h1>
 <div class="counters">${COUNTERS.map((name) => html`<div class="counter">${LABELS[name] ?? name}<b data-counter="${name}">${counterText(counters[name])}</b></div>`)}</div>
 <p>Failed by type: <span id="failed-by-type">${failureText(counters.failedByType)}</span></p>
+${disagreements.count > 0 ? html`<p class="flag" id="run-disagreements">Temporal and Postgres disagree on <b>${disagreements.count}</b> trajectories
+ (found by the admission controller), latest: ${disagreements.latest.map((d) => html`<a href="${trajectoryHref(d.trajectoryId)}">${d.trajectoryId}</a>
+ (Temporal ${d.temporalStatus}, row ${d.rowStatus ?? 'missing'}) `)}</p>` : ''}
 <div class="charts"><div class="chart" id="chart-by-turn"></div><div class="chart" id="chart-over-time"></div>
 <div class="chart" id="chart-by-version"></div><div class="chart" id="chart-lengths"></div></div>
 <h2>Trajectories</h2>

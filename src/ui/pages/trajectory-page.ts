@@ -13,10 +13,12 @@ export function trajectoryPage(details: TrajectoryDetails): Html {
   const body = html`
 <h1>Trajectory <code>${id}</code></h1>
 <p><span class="status ${view.status}" id="trajectory-status">${view.status}</span>
+ · Temporal <span class="status ${workflowClass(details.temporalStatus)}" id="workflow-status">${details.temporalStatus}</span>
  · qid <b>${view.qid ?? '–'}</b> · run <a href="${runHref(id.split('/')[0]!)}">${id.split('/')[0]}</a>
  · group <a href="${groupHref(view.groupId ?? groupOf(id))}">${view.groupId ?? groupOf(id)}</a>
  ${view.layout ? html` · layout ${view.layout}` : ''}${view.staleness !== null ? html` · staleness ${view.staleness}` : ''}
  ${details.temporalUrl ? html` · <a id="temporal-link" href="${details.temporalUrl}" target="_blank" rel="noreferrer">open in Temporal UI</a>` : ''}</p>
+${agreementLine(details)}
 ${endLine(details)}
 ${details.problem ? html`<h2>Problem</h2><pre id="problem">
 ${details.problem.problem}</pre><p>Gold answer: <b id="gold">${details.problem.gold.join(' | ')}</b></p>` : ''}
@@ -26,6 +28,21 @@ ${view.generating ? html`<div class="turn" id="generating"><h3>Turn ${view.gener
 <pre>${details.generatingText}</pre>${versionStrip(view.generating.versions)}</div>` : ''}
 ${details.live ? html`<p class="muted" id="live-phase">Workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}</p>` : ''}`;
   return page(`Trajectory ${id}`, body, final ? '' : `RatchetUI.pollTrajectory(${embedded(id)}, ${embedded(trajectoryStamp(view))});`);
+}
+
+/** A red flag when Temporal and the row tell different stories now, or did when the controller's sweep compared them. */
+function agreementLine({ agreement, recordedDisagreements }: TrajectoryDetails): Html | string {
+  if (agreement.verdict === 'disagree') return html`<p class="flag" id="status-disagreement">Temporal and Postgres disagree: ${agreement.reason}.</p>`;
+  const recorded = recordedDisagreements.at(-1);
+  if (!recorded) return '';
+  return html`<p class="flag" id="status-disagreement">Temporal and Postgres disagreed when the admission controller compared them
+ (${recorded.detectedAt.toISOString()}): Temporal said ${recorded.temporalStatus}, the row said ${recorded.rowStatus ?? 'nothing (there was no row)'}.</p>`;
+}
+
+function workflowClass(status: string): string {
+  if (status === 'Completed') return 'completed';
+  if (status === 'Running') return 'running';
+  return ['Failed', 'Canceled', 'Terminated', 'TimedOut'].includes(status) ? 'failed' : 'muted';
 }
 
 function endLine(details: TrajectoryDetails): Html | string {

@@ -1,0 +1,1 @@
+export { trajectory } from './trajectory.js';

@@ -1,0 +1,2 @@
+import { defineQuery } from '@temporalio/workflow';
+export const stateQuery = defineQuery('state');
