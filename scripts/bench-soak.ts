@@ -1,8 +1,10 @@
 // A compressed training run on the real stack: the trainer submits every group at the start (most wait queued for
 // nearly the whole run, re-checking admission and continuing-as-new), then consumes, acknowledges and publishes a
 // policy version per batch, while the workers and the admission controller are SIGKILLed and restarted along the
-// way. One CPU and one GPU worker are never killed, so their memory growth is measured honestly.
-// Prints progress on stderr every 15 s and one JSON line on stdout; exits 1 if a trajectory was lost or duplicated.
+// way, and the workers and the policy are frozen (SIGSTOP, then SIGCONT) past their timeouts. One CPU and one GPU
+// worker are never killed, so their memory growth is measured honestly.
+// Prints progress on stderr every 15 s and one JSON line on stdout; exits 1 if a trajectory was lost or duplicated,
+// or if Temporal's status of a trajectory disagrees with its row.
 // Needs `dist/` (the workers are `node dist/cli/main.js` processes). `npm run bench:soak -- [trajectories] [--recheck-max-seconds S]`
 import os from 'node:os';
 import path from 'node:path';
@@ -10,8 +12,9 @@ import '../test/setup-logging.js';
 import { RolloutClient, type SubmitOptions } from '../src/client/rollout-client.js';
 import { loadDataset } from '../src/datasets/index.js';
 import { freePort } from '../src/stack/free-port.js';
-import { historyAudit, outcomes, workingTableRows } from './soak/audit.js';
-import { Fleet, waitForLine, waitUntilPolling } from './soak/fleet.js';
+import { waitForLine, waitUntilPolling } from '../test/integration/ratchet-process.js';
+import { historyAudit, outcomes, statusAudit, workingTableRows } from './soak/audit.js';
+import { Fleet } from './soak/fleet.js';
 import { soakSettings } from './soak/settings.js';
 import { startSoakStack, type SoakStack } from './soak/stack.js';
 import { planGroups, submitAll } from './soak/submission.js';
@@ -94,7 +97,7 @@ async function main(): Promise<number> {
     }));
     say(`submitted ${submittedGroups}/${groups} groups; waiting ${status?.waiting ?? '?'}, running ${status?.running ?? '?'}, `
       + `consumed ${status?.consumed ?? '?'} groups (${consumed} trajectories, ${((consumed - lastConsumed) / 15).toFixed(1)}/s); `
-      + `policy v${record?.policyVersion ?? 0}; kills ${fleet!.kills.length}, crashes ${fleet!.crashes.length}; ${memory.join(', ')}`);
+      + `policy v${record?.policyVersion ?? 0}; kills ${fleet!.kills.length}, pauses ${fleet!.pauses.length}, crashes ${fleet!.crashes.length}; ${memory.join(', ')}`);
     lastConsumed = consumed;
   }
 
@@ -113,6 +116,9 @@ async function main(): Promise<number> {
   say(`submitted ${submitted.trajectoryIds.length} trajectories in ${submitSeconds} s (${(submitted.trajectoryIds.length / submitSeconds).toFixed(0)}/s); training`);
 
   const kills = [...settings.kills];
+  const pauses = [...settings.pauses];
+  // A pause runs while the trainer goes on consuming, as a stalled host does not stop the rest of the cluster.
+  const pausing: Promise<void>[] = [];
   record = await train(client, run.runId, groups, settings.batchSize, settings.stallSeconds * 1000, async (r) => {
     record = r;
     const fraction = r.consumedGroups.size / groups;
@@ -129,7 +135,13 @@ async function main(): Promise<number> {
       for (const name of targets) await fleet!.killAndRestart(name);
       say(`${Math.round(at * 100)}% consumed: SIGKILLed and restarted ${targets.join(', ')}`);
     }
+    while (pauses.length && fraction >= pauses[0]!.at) {
+      const { at, targets, seconds: pauseSeconds } = pauses.shift()!;
+      pausing.push(...targets.map((name) => fleet!.pause(name, pauseSeconds)));
+      say(`${Math.round(at * 100)}% consumed: froze ${targets.join(', ')} for ${pauseSeconds} s (SIGSTOP, then SIGCONT)`);
+    }
   });
+  await Promise.all(pausing);
   for (const name of LONG_LIVED) rss[name]!.end = rss[name]!.byPercentConsumed['100'] = await fleet.rssMiB(name);
   const trainSeconds = seconds(record.startedMs);
   const activeSeconds = seconds(submitStart);
@@ -142,6 +154,7 @@ async function main(): Promise<number> {
   const duplicated = [...consumedIds.values()].filter((n) => n > 1).length + [...record.consumedGroups.values()].filter((n) => n > 1).length + ended.extraRows;
   const auditStart = performance.now();
   const histories = await historyAudit(stack.client, submitted.trajectoryIds);
+  const statuses = await statusAudit(stack.client, histories.statuses, ended.byId);
   const tables = await workingTableRows(stack.pool);
   const throughput = quarterThroughput(record);
   const growth = (name: string) => {
@@ -152,6 +165,7 @@ async function main(): Promise<number> {
     trajectories: {
       submitted: submitted.trajectoryIds.length, duplicateSubmissions: submitted.duplicates, completed: ended.completed, consumed: consumedIds.size,
       failed: ended.failed, failedByType: ended.failedByType, rejectedGroups: record.rejectedGroups, lost: lost.length, lostExamples: lost.slice(0, 5), duplicated,
+      disagreements: statuses.disagreements, disagreementExamples: statuses.examples, temporalStatuses: statuses.temporal,
     },
     throughput: { ...throughput, unit: 'trajectories/s by consumption time', lastOverFirst: throughput.firstQuarter ? +(throughput.lastQuarter / throughput.firstQuarter).toFixed(3) : null },
     largestHistory: { byEvents: histories.largestByEvents, byBytes: histories.largestByBytes, runsInspected: histories.runsInspected, method: histories.method },
@@ -163,7 +177,7 @@ async function main(): Promise<number> {
     workerRssMiB: Object.fromEntries(LONG_LIVED.map((name) => [name, { ...rss[name], growthPercent: growth(name) }])),
     rssMeasuredFrom: `${settings.warmupAt * 100}% consumed to the end, long-lived workers (never killed)`,
     workingTableRows: tables,
-    processes: { kills: fleet.kills, crashes: fleet.crashes },
+    processes: { kills: fleet.kills, pauses: fleet.pauses, crashes: fleet.crashes },
     seconds: { wall: seconds(), submit: submitSeconds, trainingLoop: trainSeconds, audit: seconds(auditStart) },
     machine: { cores: os.cpus().length, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg().map((n) => +n.toFixed(2)) },
     policyVersions: record.policyVersion,
@@ -172,14 +186,16 @@ async function main(): Promise<number> {
     checks: {
       noneLost: lost.length === 0,
       noneDuplicated: duplicated === 0,
+      temporalAgreesWithRows: statuses.disagreements === 0,
       lastQuarterAtLeast90PercentOfFirst: throughput.lastQuarter >= 0.9 * throughput.firstQuarter,
       noHistoryOver2000Events: histories.largestByEvents.events <= 2000,
       workerRssGrowthUnder20Percent: LONG_LIVED.every((name) => (growth(name) ?? Number.POSITIVE_INFINITY) < 20),
       workingTablesEmpty: Object.values(tables).every((n) => !n),
     },
   };
+  say(`lost ${lost.length}, duplicated ${duplicated}, disagreements ${statuses.disagreements} (Temporal ${JSON.stringify(statuses.temporal)})`);
   process.stdout.write(`${JSON.stringify(result)}\n`);
-  return lost.length > 0 || duplicated > 0 ? 1 : 0;
+  return lost.length > 0 || duplicated > 0 || statuses.disagreements > 0 ? 1 : 0;
 }
 
 let exitCode = 1;

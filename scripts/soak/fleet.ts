@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { stopProcess } from '../../src/stack/temporal-dev-server.js';
-import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../../src/task-queues.js';
+import { pauseFor, resumeAllPaused } from '../../test/integration/paused-process.js';
 
 /** One `ratchet` process the soak runs: a worker, the admission controller or the simulated policy. */
 interface Member {
@@ -17,7 +15,7 @@ interface Member {
 
 /**
  * The soak's child processes, by name. Each is a real `node dist/cli/main.js …` process, so it can be
- * SIGKILLed like a lost host; every one is stopped by its own PID at the end. A process that dies on its own
+ * SIGKILLed like a lost host or frozen like a stalled one; every one is stopped by its own PID at the end. A process that dies on its own
  * is counted as a crash and started again, so one crash does not end the run.
  */
 export class Fleet {
@@ -25,6 +23,7 @@ export class Fleet {
   private stopping = false;
   readonly crashes: string[] = [];
   readonly kills: string[] = [];
+  readonly pauses: string[] = [];
 
   constructor(private readonly cli: string, private readonly env: NodeJS.ProcessEnv) {}
 
@@ -58,6 +57,15 @@ export class Fleet {
     return this.start(name, member.args, member.env);
   }
 
+  /**
+   * Freezes the process and everything under it (SIGSTOP) for `seconds`, then resumes it (SIGCONT). A process
+   * restarted meanwhile is not touched: the pause is of the PID that was running when it began.
+   */
+  async pause(name: string, seconds: number): Promise<void> {
+    await pauseFor(this.pid(name), seconds * 1000);
+    this.pauses.push(`${name} ${seconds} s`);
+  }
+
   /** Resident memory of the process now (VmRSS), in MiB. */
   async rssMiB(name: string): Promise<number> {
     const status = await readFile(`/proc/${this.pid(name)}/status`, 'utf8');
@@ -68,6 +76,7 @@ export class Fleet {
   /** Stops every process by its PID: SIGTERM, then SIGKILL after `graceMs`. */
   async stopAll(graceMs = 3_000): Promise<void> {
     this.stopping = true;
+    resumeAllPaused(); // a frozen process would not see its SIGTERM
     await Promise.all([...this.members.values()].map((member) => {
       member.expectedExit = true;
       return stopProcess(member.child, graceMs).catch(() => member.child.kill('SIGKILL'));
@@ -79,39 +88,4 @@ export class Fleet {
     if (!member) throw new Error(`no process named ${name}`);
     return member;
   }
-}
-
-/** Waits until Temporal lists the process (`pid@host`, the SDK's default identity) as a poller of its queue. */
-export async function waitUntilPolling(client: Client, child: ChildProcess, kind: 'cpu' | 'gpu', timeoutMs = 120_000): Promise<void> {
-  const { TaskQueueType } = temporal.api.enums.v1;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${kind} worker pid ${child.pid} exited before polling`);
-    const queue = await client.workflowService.describeTaskQueue({
-      namespace: 'default',
-      taskQueue: { name: kind === 'cpu' ? CPU_TASK_QUEUE : GPU_TASK_QUEUE },
-      taskQueueType: kind === 'cpu' ? TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    });
-    if ((queue.pollers ?? []).some((poller) => poller.identity?.startsWith(`${child.pid}@`))) return;
-    if (Date.now() > deadline) throw new Error(`${kind} worker pid ${child.pid} not polling within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-/** Resolves once the process prints `marker` on stdout (the simulated policy announces its URL). */
-export function waitForLine(child: ChildProcess, marker: RegExp, timeoutMs = 60_000): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`pid ${child.pid}: no ${marker} within ${timeoutMs} ms`)), timeoutMs);
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = marker.exec(seen);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      resolve(match);
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`pid ${child.pid} exited (${code}) before printing ${marker}`)));
-  });
 }

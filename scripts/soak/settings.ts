@@ -20,6 +20,12 @@ export interface SoakSettings {
   submitConcurrency: number;
   /** Fractions of consumed groups at which processes are SIGKILLed and restarted, and which ones. */
   kills: { at: number; targets: string[] }[];
+  /**
+   * Fractions of consumed groups at which processes are frozen (SIGSTOP) for `seconds` and then resumed (SIGCONT),
+   * as a long GC pause, CPU starvation or a VM migration stalls a host: past the workflow task timeout (10 s) for a
+   * CPU worker, past `generateHeartbeatSeconds` for a GPU worker or the policy server.
+   */
+  pauses: { at: number; targets: string[]; seconds: number }[];
   /** Fraction of consumed groups after which worker memory counts as warmed up. */
   warmupAt: number;
   /** The run fails if no batch is consumed for this long. */
@@ -48,6 +54,14 @@ const DEFAULTS: SoakSettings = {
     { at: 0.6, targets: ['controller', 'gpu-killable'] },
     { at: 0.8, targets: ['cpu-killable', 'gpu-killable', 'controller'] },
   ],
+  // Each CPU worker is frozen once while trajectories finish their last turn (the stall that used to fail stored
+  // trajectories in Temporal), the GPU workers and the policy while turns stream; the trainer keeps consuming.
+  pauses: [
+    { at: 0.3, targets: ['cpu-killable'], seconds: 13 },
+    { at: 0.5, targets: ['gpu-killable', 'policy'], seconds: 8 },
+    { at: 0.7, targets: ['cpu-long'], seconds: 13 },
+    { at: 0.7, targets: ['gpu-long'], seconds: 8 },
+  ],
   warmupAt: 0.05,
   stallSeconds: 300,
 };
@@ -68,7 +82,7 @@ export function recheckFor(trajectories: number): SoakSettings['recheck'] {
 
 /**
  * `bench-soak [trajectories] [--recheck-first-seconds S] [--recheck-max-seconds S] [--rechecks-per-run N]
- * [--max-concurrent G] [--batch-size G] [--eta N]`.
+ * [--max-concurrent G] [--batch-size G] [--eta N] [--no-kills] [--no-pauses]`.
  */
 export function soakSettings(argv: string[]): SoakSettings {
   const { values, positionals } = parseArgs({
@@ -81,6 +95,8 @@ export function soakSettings(argv: string[]): SoakSettings {
       'max-concurrent': { type: 'string' },
       'batch-size': { type: 'string' },
       eta: { type: 'string' },
+      'no-kills': { type: 'boolean' },
+      'no-pauses': { type: 'boolean' },
     },
   });
   const settings = structuredClone(DEFAULTS);
@@ -93,6 +109,8 @@ export function soakSettings(argv: string[]): SoakSettings {
   if (values['max-concurrent']) settings.maxConcurrent = positiveInt(values['max-concurrent'], '--max-concurrent');
   if (values['batch-size']) settings.batchSize = positiveInt(values['batch-size'], '--batch-size');
   if (values.eta) settings.maxHeadOffpolicyness = positiveInt(values.eta, '--eta');
+  if (values['no-kills']) settings.kills = [];
+  if (values['no-pauses']) settings.pauses = [];
   return settings;
 }
 

@@ -13,6 +13,8 @@ import { stopProcess } from './temporal-dev-server.js';
 export interface EmbeddedPostgres {
   url: string;
   dataDir: string;
+  /** The postmaster's process, where this process started it (fault tests freeze it and its backends). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -58,7 +60,7 @@ export async function startEmbeddedPostgres(stateDir: string, port: number): Pro
     await stopProcess(child, 15_000);
     throw error;
   }
-  return { url, dataDir, stop: () => stopProcess(child, 15_000) };
+  return { url, dataDir, pid: child.pid, stop: () => stopProcess(child, 15_000) };
 }
 
 /** Another process of this project (`ratchet dev`, say) already runs this data directory: share it. */

@@ -28,6 +28,8 @@ export const SAMPLE = path.resolve(import.meta.dirname, '../../data/sample.jsonl
 export interface TestStack {
   temporalAddress: string;
   databaseUrl: string;
+  /** The Temporal dev server's and the postmaster's processes (the stall tests freeze them). */
+  pids: { temporal?: number; postgres?: number };
   client: Client;
   pool: pg.Pool;
   tokenizer: ModelTokenizer;
@@ -103,7 +105,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     };
     return {
       exported,
-      temporalAddress: temporal.address, databaseUrl: postgres.url, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, startController, stop,
+      temporalAddress: temporal.address, databaseUrl: postgres.url, pids: { temporal: temporal.pid, postgres: postgres.pid }, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, startController, stop,
     };
   } catch (error) {
     await stop();
