@@ -36,6 +36,8 @@ _PER_TURN_TYPES = {
     "rewards": pa.float32(),
 }
 
+_SAMPLING_COLUMNS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")
+
 SCHEMA = pa.schema(
     [
         pa.field("trajectory_id", pa.utf8(), nullable=False),
@@ -51,6 +53,11 @@ SCHEMA = pa.schema(
         pa.field("birth_time", pa.int64(), nullable=False),
         pa.field("staleness", pa.int32()),
         pa.field("stale", pa.bool_()),
+        pa.field("temperature", pa.float64()),
+        pa.field("top_p", pa.float64()),
+        pa.field("top_k", pa.int32()),
+        pa.field("min_p", pa.float64()),
+        pa.field("repetition_penalty", pa.float64()),
         pa.field("packed_input_ids", _list(pa.int32()), nullable=False),
         pa.field("packed_logprobs", _list(pa.float32()), nullable=False),
         pa.field("prompt_mask", _list(pa.int8()), nullable=False),
@@ -92,6 +99,9 @@ def batch_table(claim: Claim, rows: list[dict[str, Any]], packed: dict[str, tupl
     columns["birth_time"] = pa.array([row["birth_time"] for row in rows], type=pa.int64())
     columns["staleness"] = pa.array([claims[row["trajectory_id"]].staleness for row in rows], type=pa.int32())
     columns["stale"] = pa.array([claims[row["trajectory_id"]].stale for row in rows], type=pa.bool_())
+    # The sampling the output tokens were drawn with: packed_logprobs are of that distribution (null when unknown).
+    for name in _SAMPLING_COLUMNS:
+        columns[name] = pa.array([row[name] for row in rows], type=SCHEMA.field(name).type)
     for name, element in _PACKED_TYPES.items():
         columns[name] = _packed(element, *packed[name])
     for name, element in _PER_TURN_TYPES.items():

@@ -46,6 +46,10 @@ def test_the_schema_refuses_what_the_workflow_would() -> None:
     request = built_requests()[1]
     assert not validator.is_valid({**request, "options": {"turns": 0}})
     assert not validator.is_valid({**request, "extra": True})
+    # Sampling: top_k 0 is refused (-1 is off), as are top_p 0 and a repetition penalty above 2.
+    for bad in ({"topK": 0}, {"topK": 2.5}, {"topP": 0}, {"minP": 1.5}, {"repetitionPenalty": 3}):
+        assert not validator.is_valid({**request, "options": bad}), bad
+    assert validator.is_valid({**request, "options": {"temperature": 0.7, "topP": 0.95, "topK": 20, "minP": 0.05, "repetitionPenalty": 1.1}})
     with pytest.raises(Exception, match="outside a group"):
         trajectory_request(RunConfig("r", 1, 1, 1), load_problems(SAMPLE)[0], "r/x", 2, 2)
 

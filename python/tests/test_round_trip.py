@@ -32,6 +32,9 @@ def test_submits_consumes_and_acknowledges_a_batch(env: dict[str, str]) -> None:
             assert batch.table.schema.metadata[b"ratchet.format_version"] == b"1"
             assert set(batch.table.column("status").to_pylist()) == {"completed"}
             assert all(len(turns) == 2 for turns in batch.table.column("seqlens").to_pylist())
+            # The sampling the tokens were drawn with, sent in full and stored: the seed's by default.
+            sampling = {name: batch.table.column(name).to_pylist() for name in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")}
+            assert sampling == {"temperature": [1.0] * 4, "top_p": [1.0] * 4, "top_k": [-1] * 4, "min_p": [0.0] * 4, "repetition_penalty": [1.0] * 4}
             arrays = batch.to_arrays()
             assert arrays["input_ids"].shape[0] == 4 and arrays["loss_mask"].sum() > 0
 

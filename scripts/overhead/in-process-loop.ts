@@ -10,6 +10,7 @@ import type { TrajectoryRequest } from '../../src/trajectory/request.js';
 import { returnsToGo, shapeReward } from '../../src/trajectory/rewards.js';
 import { stoppedWithoutEos, type EndReason, type FinishReason, type TurnRecord } from '../../src/trajectory/turn.js';
 import type { VerifierPool } from '../../src/verifier/index.js';
+import { samplingOf } from '../../src/trajectory/sampling.js';
 
 export interface InProcessLoopDeps {
   pool: pg.Pool;
@@ -45,7 +46,7 @@ async function runTrajectory(deps: InProcessLoopDeps, slots: Slots, request: Tra
     const contextLen = context.length;
     const output = { ids: [] as number[], logprobs: [] as number[] };
     const end = await slots.run(() => deps.backend.generate(
-      { inputIds: context, maxNewTokens: options.maxNewTokens, temperature: options.temperature, requestId: `${request.trajectoryId}/${turn}/1` },
+      { inputIds: context, maxNewTokens: options.maxNewTokens, sampling: samplingOf(options), requestId: `${request.trajectoryId}/${turn}/1` },
       (chunk) => { output.ids.push(...chunk.ids); output.logprobs.push(...chunk.logprobs); },
     ));
     const finishReason: FinishReason = end.finishReason;

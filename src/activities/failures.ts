@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../policy/policy-errors.js';
+import { RawLogprobsServer } from '../policy/raw-logprobs-server.js';
 import { ContextMismatch } from '../store/turn-store.js';
 import { DatabaseUnavailable } from '../store/database.js';
 import { isPermanentDatabaseError, isTransientDatabaseError, sqlState } from '../store/database-errors.js';
@@ -13,6 +14,8 @@ export { FailureType };
 /** Maps a domain error to an ApplicationFailure: retry what another attempt can fix, fail fast on the rest. */
 export function classifyFailure(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
+  // Another attempt would reach the same server: the operator must restart it with the flag the message names.
+  if (error instanceof RawLogprobsServer) return ApplicationFailure.nonRetryable(error.message, FailureType.RawLogprobsServer);
   if (error instanceof PolicyRejectedRequest) return ApplicationFailure.nonRetryable(error.message, FailureType.PolicyRejectedRequest);
   if (error instanceof ChatTemplateError) return ApplicationFailure.nonRetryable(error.message, FailureType.ChatTemplateError);
   if (error instanceof ContextMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.ContextMismatch);

@@ -2,11 +2,16 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
+import { describeSampling, unfaithfulLogprobs } from '../policy/faithful-logprobs.js';
+import { UNPROBED } from '../policy/logprob-probe.js';
+import type { ServedLogprobs } from '../policy/logprob-verdict.js';
+import { RawLogprobsServer } from '../policy/raw-logprobs-server.js';
 import { generateResumable, type PartialOutput } from '../policy/resumable-generation.js';
 import { CheckpointSuperseded, dropTurnCheckpoint, type TurnCheckpointKey } from '../store/turn-checkpoints.js';
 import { loadContext, loadStoredGeneration, NoStoredPrompt, saveTurnOutput } from '../store/turn-store.js';
 import { loadStoredOutcome } from '../store/stored-outcome.js';
 import { FailureType } from '../trajectory/failure.js';
+import { needsProcessedLogprobs, samplingOf, type SamplingParameters } from '../trajectory/sampling.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import { processMetrics } from '../metrics/process-metrics.js';
 import { checkpointHeartbeat } from './partial-output.js';
@@ -19,7 +24,10 @@ export interface GenerateInput {
   /** P_t as the workflow counted it; the stored context must have exactly this length. */
   contextLen: number;
   maxNewTokens: number;
-  temperature: number;
+  /** Kept for GPU workers of earlier releases, which read only this; `sampling` holds it too. */
+  temperature?: number;
+  /** Absent in histories recorded before it existed: then `temperature` with the seed's other parameters. */
+  sampling?: SamplingParameters;
 }
 
 export interface GenerateResult {
@@ -39,8 +47,11 @@ export interface GenerateResult {
  * checkpointed to Postgres as it grows and the heartbeat carries only a cursor, so a retry after a crash
  * continues from the last checkpoint instead of starting over, and no heartbeat grows with the turn.
  */
-export function generateActivity(pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number) {
-  const deps = { pool, backend, currentVersion, heartbeatIntervalMs };
+export function generateActivity(
+  pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number,
+  servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED),
+) {
+  const deps = { pool, backend, currentVersion, heartbeatIntervalMs, servedLogprobs };
   return async function generate(input: GenerateInput): Promise<GenerateResult> {
     const context = Context.current();
     const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt };
@@ -64,10 +75,18 @@ interface GenerateDeps {
   backend: InferenceBackend;
   currentVersion: () => number;
   heartbeatIntervalMs: number;
+  /** What the server's logprobs are of, as the worker's start-up probe finds: awaited only when the sampling needs it. */
+  servedLogprobs: () => Promise<ServedLogprobs>;
 }
 
 async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: Context, key: TurnCheckpointKey): Promise<GenerateResult> {
   const { pool, backend, currentVersion, heartbeatIntervalMs } = deps;
+  const sampling = input.sampling ?? samplingOf({ temperature: input.temperature });
+  // Refused before anything is claimed or generated: tokens stored with the wrong logprobs are worse than none.
+  if (needsProcessedLogprobs(sampling)) {
+    const unfaithful = unfaithfulLogprobs(sampling, await deps.servedLogprobs(), backend.kind);
+    if (unfaithful) throw new RawLogprobsServer(backend.url, describeSampling(sampling), unfaithful);
+  }
   const { resumed, claimed } = await superseded(resumeTurn(pool, key, context.info.heartbeatDetails));
   if (claimed) {
     // The attempt before may have stored the whole turn (and dropped its checkpoint) and died before Temporal
@@ -99,7 +118,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
   }
   const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
   const { output, finishReason } = await superseded(generateResumable(backend, {
-    context: inputIds, maxNewTokens: budget, temperature: input.temperature,
+    context: inputIds, maxNewTokens: budget, sampling,
     requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
   }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
     // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.

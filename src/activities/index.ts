@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
+import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { appendFeedbackActivity } from './append-feedback.js';
@@ -29,8 +30,10 @@ export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelToken
 }
 
 /** Activities of the GPU worker: generation only, on its own task queue. */
-export function createGpuActivities(deps: { pool: pg.Pool; backend: InferenceBackend; currentVersion: () => number; heartbeatIntervalMs: number }) {
-  return { generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs) };
+export function createGpuActivities(deps: {
+  pool: pg.Pool; backend: InferenceBackend; currentVersion: () => number; heartbeatIntervalMs: number; servedLogprobs?: () => Promise<ServedLogprobs>;
+}) {
+  return { generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs, deps.servedLogprobs) };
 }
 
 export type CpuActivities = ReturnType<typeof createCpuActivities>;

@@ -4,6 +4,7 @@ import { loadStoredTurns } from '../store/turn-store.js';
 import { storeCompletedTrajectory, storeFailedTrajectory, type TrajectoryIdentity } from '../store/trajectory-store.js';
 import { packTrajectory } from '../trajectory/packing.js';
 import type { PackingLayout } from '../trajectory/options.js';
+import type { SamplingParameters } from '../trajectory/sampling.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { failureOf, type FailureClass } from '../trajectory/failure.js';
 import { storableText } from '../store/storable-text.js';
@@ -18,6 +19,8 @@ export interface PersistInput extends TrajectoryIdentity {
   turns: TurnRecord[];
   rewards: number[];
   rawRewards: number[];
+  /** The sampling every turn was generated with. Absent in histories recorded before it existed: stored as unknown. */
+  sampling?: SamplingParameters;
 }
 
 /**

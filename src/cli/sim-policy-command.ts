@@ -20,6 +20,7 @@ export function simPolicyCommand(): Command {
     .option('--chunk-tokens <n>', 'output tokens per streamed chunk (SGLang\'s --stream-interval)', positiveInt)
     .option('--incremental-streaming-output', 'stream only the new tokens in each chunk, as SGLang does with this flag')
     .option('--seed-per-request', 'with --seed: draw each answer from the seed and the request id, whatever the arrival order')
+    .option('--raw-logprobs', 'return the model\'s own logprobs whatever the sampling, as vLLM does without --logprobs-mode processed_logprobs')
     .action(async (flags) => {
       const tokenizer = await loadModelTokenizer(loadConfig().tokenizerDir);
       const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(await loadProblems(flags.dataset)), {
@@ -32,6 +33,7 @@ export function simPolicyCommand(): Command {
         ...(flags.seedPerRequest ? { seedPerRequest: true } : {}),
         ...(flags.chunkTokens === undefined ? {} : { chunkTokens: flags.chunkTokens }),
         ...(flags.incrementalStreamingOutput ? { incrementalStreamingOutput: true } : {}),
+        ...(flags.rawLogprobs ? { logprobs: 'raw' as const } : {}),
       }, { port: flags.port });
       process.stdout.write(`simulated policy at ${policy.url}\n`);
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);

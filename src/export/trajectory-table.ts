@@ -1,5 +1,5 @@
 import {
-  Bool, type Data, type DataType, Field, Float32, Int8, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, Utf8,
+  Bool, type Data, type DataType, Field, Float32, Float64, Int8, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, Utf8,
 } from 'apache-arrow';
 import type { ExportedTrajectory } from '../store/trajectory-export.js';
 
@@ -37,6 +37,11 @@ const COLUMNS: readonly ColumnSpec[] = [
   int64('birth_time', (r) => r.birth_time, false, 'start of the trajectory, ms since the Unix epoch'),
   int32('staleness', (r) => r.staleness ?? null, 'consumed batches only: version at hand-out minus oldest token version'),
   bool('stale', (r) => r.stale ?? null, 'consumed batches only: staleness above the run\'s max_head_offpolicyness'),
+  float64('temperature', (r) => r.temperature, 'sampling temperature of every output token (0: greedy); null when unknown'),
+  float64('top_p', (r) => r.top_p, 'top-p the output tokens were sampled with (1: off); null when unknown'),
+  int32('top_k', (r) => r.top_k, 'top-k the output tokens were sampled with (-1: off); null when unknown'),
+  float64('min_p', (r) => r.min_p, 'min-p the output tokens were sampled with (0: off); null when unknown'),
+  float64('repetition_penalty', (r) => r.repetition_penalty, 'repetition penalty over the context (1: off); null when unknown'),
   list('packed_input_ids', new Int32(), (r) => r.packed_input_ids, 'token ids of every sequence, back to back'),
   list('packed_logprobs', new Float32(), (r) => r.packed_logprobs, 'log p of each next token: seqlens[i] - 1 per sequence'),
   list('prompt_mask', new Int8(), (r) => r.prompt_mask, '1 on context tokens, 0 on generated ones (loss mask = 1 - it)'),
@@ -132,6 +137,16 @@ function int32(name: string, get: (row: Row) => number | null, meaning: string):
     build: (rows) => {
       const numbers = rows.map(get);
       return makeData({ type: new Int32(), length: rows.length, data: Int32Array.from(numbers, (n) => n ?? 0), ...validity(numbers) });
+    },
+  };
+}
+
+function float64(name: string, get: (row: Row) => number | null, meaning: string): ColumnSpec {
+  return {
+    name, type: new Float64(), nullable: true, meaning,
+    build: (rows) => {
+      const numbers = rows.map(get);
+      return makeData({ type: new Float64(), length: rows.length, data: Float64Array.from(numbers, (n) => n ?? 0), ...validity(numbers) });
     },
   };
 }

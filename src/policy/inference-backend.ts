@@ -1,4 +1,6 @@
+import type { SamplingParameters } from '../trajectory/sampling.js';
 import type { FinishReason } from '../trajectory/turn.js';
+import type { TopLogprob } from './logprob-verdict.js';
 
 /** Newly generated tokens, as a backend streams them. */
 export interface TokenChunk {
@@ -11,8 +13,19 @@ export interface TokenChunk {
 export interface StreamRequest {
   inputIds: readonly number[];
   maxNewTokens: number;
-  temperature: number;
+  /** Sent in full on every request: no server default applies unseen. */
+  sampling: SamplingParameters;
   /** Our id for the request, so it can be aborted on the server. */
+  requestId: string;
+  signal?: AbortSignal;
+}
+
+/** One token generated to read the top logprobs of its position (the start-up logprob probe). */
+export interface TopLogprobsRequest {
+  inputIds: readonly number[];
+  sampling: SamplingParameters;
+  /** How many of the position's most probable tokens to return. */
+  count: number;
   requestId: string;
   signal?: AbortSignal;
 }
@@ -31,6 +44,8 @@ export interface InferenceBackend {
   readonly url: string;
   /** Streams one generation, calling onChunk for every batch of new tokens, in order. */
   generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd>;
+  /** The most probable tokens of the first generated position with their logprobs, most probable first. */
+  topLogprobs(request: TopLogprobsRequest): Promise<TopLogprob[]>;
   /** Asks the server to stop a request; its stream then ends with finishReason `abort`. */
   abort(requestId: string): Promise<void>;
   health(): Promise<boolean>;

@@ -29,13 +29,14 @@ export async function failureFor(url: string, response: Response): Promise<Error
   return new PolicyRejectedRequest(url, response.status, message);
 }
 
-/** Sends a request and parses a 2xx JSON answer against `schema`. */
+/** Sends a request and parses a 2xx JSON answer against `schema`; `stop` abandons it (rethrowing its reason). */
 export async function requestJson<T>(
-  url: string, init: RequestInit & { json?: unknown }, schema: z.ZodType<T>, timeoutMs = 30_000,
+  url: string, init: RequestInit & { json?: unknown }, schema: z.ZodType<T>, timeoutMs = 30_000, stop?: AbortSignal,
 ): Promise<T> {
-  const signal = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = stop ? AbortSignal.any([timeout, stop]) : timeout;
   const response = await send(url, init, signal).catch((error: unknown) => {
-    throw signal.aborted ? new PolicyUnavailable(url, `no answer within ${timeoutMs} ms`, { cause: error }) : error;
+    throw timeout.aborted ? new PolicyUnavailable(url, `no answer within ${timeoutMs} ms`, { cause: error }) : error;
   });
   if (!response.ok) throw await failureFor(url, response);
   const text = await response.text();

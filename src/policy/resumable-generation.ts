@@ -1,3 +1,4 @@
+import type { SamplingParameters } from '../trajectory/sampling.js';
 import type { InferenceBackend } from './inference-backend.js';
 import { PolicyUnavailable } from './policy-errors.js';
 
@@ -11,7 +12,7 @@ export interface PartialOutput {
 export interface ResumableRequest {
   context: readonly number[];
   maxNewTokens: number;
-  temperature: number;
+  sampling: SamplingParameters;
   requestId: string;
   signal?: AbortSignal;
 }
@@ -37,7 +38,7 @@ export async function generateResumable(
     const end = await backend.generate({
       inputIds: output.ids.length === 0 ? request.context : [...request.context, ...output.ids],
       maxNewTokens: remaining,
-      temperature: request.temperature,
+      sampling: request.sampling,
       requestId: `${request.requestId}/${segment}`,
       signal: request.signal,
     }, (chunk) => {

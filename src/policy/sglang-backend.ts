@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
+import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk, TopLogprobsRequest } from './inference-backend.js';
+import type { TopLogprob } from './logprob-verdict.js';
 import { PolicyProtocolError, PolicyRejectedRequest } from './policy-errors.js';
 import { answersHealthy, parseJson, requestJson } from './policy-http.js';
+import { samplingFields } from './sampling-fields.js';
 import { policyServerAddress } from './server-credentials.js';
 import { SglangStreamDecoder } from './sglang-stream-decoder.js';
 import { runTokenStream } from './token-stream.js';
@@ -16,6 +18,10 @@ const modelInfo = z.object({
 const modelList = z.object({ data: z.array(z.object({ max_model_len: z.number().int().positive().nullish() }).passthrough()) }).passthrough();
 // GET /get_server_info: the ServerArgs (context_length is null unless set on the command line) plus scheduler info.
 const serverInfo = z.object({ context_length: z.number().int().positive().nullish() }).passthrough();
+// A non-streamed /generate with top_logprobs_num: per output position, [logprob, token_id, text | null] of the top tokens.
+const generateTopLogprobs = z.object({
+  meta_info: z.object({ output_top_logprobs: z.array(z.array(z.tuple([z.number(), z.number().int()]).rest(z.unknown())).nullable()).min(1) }).passthrough(),
+}).passthrough();
 // POST /update_weights_from_disk answers {success, message, num_paused_requests}: 200 on success, 400 otherwise.
 const updateResult = z.object({ success: z.boolean(), message: z.string().default('') }).passthrough();
 
@@ -43,7 +49,7 @@ export class SglangBackend implements InferenceBackend {
         // GenerateReqInput (io_struct.py); `return_text_in_logprobs` defaults to false, so entries carry no text.
         body: {
           input_ids: [...request.inputIds],
-          sampling_params: { max_new_tokens: request.maxNewTokens, temperature: request.temperature },
+          sampling_params: { max_new_tokens: request.maxNewTokens, ...samplingFields(request.sampling) },
           return_logprob: true,
           stream: true,
           rid: request.requestId,
@@ -62,6 +68,23 @@ export class SglangBackend implements InferenceBackend {
       if (request.signal?.aborted) this.abort(request.requestId).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * One token with `top_logprobs_num: count`. SGLang's logprobs are log(softmax(logits / T)) after penalties and
+   * before top-p/top-k/min-p (srt/layers/sampler.py), or untempered with SGLANG_RETURN_ORIGINAL_LOGPROB set.
+   */
+  async topLogprobs(request: TopLogprobsRequest): Promise<TopLogprob[]> {
+    const answer = await requestJson(`${this.url}/generate`, {
+      method: 'POST',
+      headers: this.headers,
+      json: {
+        input_ids: [...request.inputIds], sampling_params: { max_new_tokens: 1, ...samplingFields(request.sampling) },
+        return_logprob: true, top_logprobs_num: request.count, stream: false, rid: request.requestId,
+      },
+    }, generateTopLogprobs, 30_000, request.signal);
+    const top = answer.meta_info.output_top_logprobs[0] ?? [];
+    return top.map(([logprob, id]) => ({ id, logprob })).sort((a, b) => b.logprob - a.logprob);
   }
 
   /** `POST /abort_request {rid}`: the request's stream then ends with finish_reason `abort`. */

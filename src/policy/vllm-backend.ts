@@ -1,15 +1,22 @@
 import { z } from 'zod';
-import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from './inference-backend.js';
+import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk, TopLogprobsRequest } from './inference-backend.js';
+import type { TopLogprob } from './logprob-verdict.js';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
 import { answersHealthy, failureFor, parseJson, requestJson, send } from './policy-http.js';
+import { samplingFields } from './sampling-fields.js';
 import { policyServerAddress } from './server-credentials.js';
 import { runTokenStream } from './token-stream.js';
-import { decodeVllmChunk } from './vllm-stream-decoder.js';
+import { decodeVllmChunk, tokenId } from './vllm-stream-decoder.js';
 
 
 // GET /v1/models: {object: 'list', data: [ModelCard{id, root, max_model_len, ...}]}.
 const modelList = z.object({
   data: z.array(z.object({ id: z.string(), root: z.string().nullish(), max_model_len: z.number().int().positive().nullish() }).passthrough()).min(1),
+}).passthrough();
+
+// A non-streamed completion's logprobs: per position, {"token_id:<id>": logprob} of the top tokens (and the sampled one).
+const completionTopLogprobs = z.object({
+  choices: z.array(z.object({ logprobs: z.object({ top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).min(1) }).passthrough() }).passthrough()).min(1),
 }).passthrough();
 
 // GET /weight_info (rl/online/api_router.py, dev mode): {weight_version}, "default" until a version is set.
@@ -53,7 +60,7 @@ export class VllmBackend implements InferenceBackend {
           model,
           prompt: [...request.inputIds],
           max_tokens: request.maxNewTokens,
-          temperature: request.temperature,
+          ...samplingFields(request.sampling),
           // 1, not 0: the sampled token's own logprob is always included, and some releases treat 0 as "off".
           logprobs: 1,
           return_tokens_as_token_ids: true,
@@ -81,6 +88,25 @@ export class VllmBackend implements InferenceBackend {
     } finally {
       if (this.interrupts.get(request.requestId) === interrupt) this.interrupts.delete(request.requestId);
     }
+  }
+
+  /**
+   * One token with `logprobs: count`. What the values mean is the server's `--logprobs-mode`: raw_logprobs (the
+   * default) ignores temperature, penalties and truncation; processed_logprobs applies them (v1/sample/sampler.py).
+   */
+  async topLogprobs(request: TopLogprobsRequest): Promise<TopLogprob[]> {
+    const { id: model } = await this.servedModel();
+    const url = `${this.url}/v1/completions`;
+    const answer = await requestJson(url, {
+      method: 'POST',
+      headers: { ...this.headers, 'x-request-id': request.requestId },
+      json: {
+        model, prompt: [...request.inputIds], max_tokens: 1, ...samplingFields(request.sampling),
+        logprobs: request.count, return_tokens_as_token_ids: true,
+      },
+    }, completionTopLogprobs, 30_000, request.signal);
+    const top = answer.choices[0]!.logprobs.top_logprobs[0] ?? {};
+    return Object.entries(top).map(([token, logprob]) => ({ id: tokenId(url, token), logprob })).sort((a, b) => b.logprob - a.logprob);
   }
 
   /** Closes our connection for the request; vLLM aborts it on disconnect, and our stream ends with `abort`. */

@@ -64,7 +64,8 @@ export function decodeVllmChunk(url: string, json: unknown): DecodedChunk {
   };
 }
 
-function tokenId(url: string, token: string): number {
+/** The id in a `return_tokens_as_token_ids` token, `token_id:<id>`. */
+export function tokenId(url: string, token: string): number {
   const match = /^token_id:(\d+)$/.exec(token);
   if (!match) throw new PolicyProtocolError(url, `token ${JSON.stringify(token)} is not "token_id:<id>": was return_tokens_as_token_ids ignored?`);
   return Number(match[1]);

@@ -239,6 +239,20 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
       );
     `,
   },
+  {
+    id: '008_sampling_parameters',
+    sql: `
+      -- The sampling every output token of a completed trajectory was drawn with (src/trajectory/sampling.ts), sent
+      -- in full on every request: its packed_logprobs are of that distribution. NULL where unknown: trajectories
+      -- stored by earlier releases, which sent only the temperature and left the rest to the server's defaults.
+      ALTER TABLE trajectories
+        ADD COLUMN temperature double precision,
+        ADD COLUMN top_p double precision,
+        ADD COLUMN top_k int,
+        ADD COLUMN min_p double precision,
+        ADD COLUMN repetition_penalty double precision;
+    `,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */

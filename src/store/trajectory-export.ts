@@ -31,6 +31,16 @@ export interface ExportedTrajectory {
   token_versions: number[];
   /** `turns`, `early_stop` or `context_exhausted` (null for failed trajectories). */
   end_reason: string | null;
+  /**
+   * The sampling every output token was drawn with; packed_logprobs are of that distribution (docs/behaviour-logprobs.md).
+   * Null for failed trajectories and for those stored by releases that left all but the temperature to the server.
+   */
+  temperature: number | null;
+  top_p: number | null;
+  /** -1: off (every token). */
+  top_k: number | null;
+  min_p: number | null;
+  repetition_penalty: number | null;
   /** Set in a consumed batch only: the group (the samples of one prompt) this trajectory belongs to. */
   group_id?: string;
   /** Set in a consumed batch only: policy version at hand-out minus the oldest token's version. */
@@ -90,6 +100,11 @@ function toExported(row: Record<string, any>): ExportedTrajectory {
     raw_rewards: row.raw_rewards ?? [],
     token_versions: row.token_versions ? decodeInt32(row.token_versions) : [],
     end_reason: row.end_reason ?? null,
+    temperature: row.temperature ?? null,
+    top_p: row.top_p ?? null,
+    top_k: row.top_k ?? null,
+    min_p: row.min_p ?? null,
+    repetition_penalty: row.repetition_penalty ?? null,
   };
 }
 

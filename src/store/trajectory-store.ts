@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { PackedTokens } from '../trajectory/packing.js';
+import type { SamplingParameters } from '../trajectory/sampling.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import type { TrajectoryFailure } from '../trajectory/failure.js';
 import type { GroupMembership } from '../admission/group-membership.js';
@@ -25,6 +26,8 @@ export interface CompletedTrajectory extends TrajectoryIdentity {
   rewards: number[];
   rawRewards: number[];
   texts: StoredTurn[];
+  /** Undefined for a trajectory whose workflow did not say (an earlier release's): its columns stay NULL. */
+  sampling?: SamplingParameters;
 }
 
 /**
@@ -39,14 +42,15 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
     const inserted = await client.query(
       `INSERT INTO trajectories (trajectory_id, qid, task_id, status, layout, num_turns, birth_time, packed_input_ids,
          packed_logprobs, prompt_mask, packed_prompts, seq_no_eos_mask, seqlens, prompt_lens, version_start, version_end,
-         rewards, raw_rewards, successes, output_tokens, token_versions, end_reason)
-       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+         rewards, raw_rewards, successes, output_tokens, token_versions, end_reason, temperature, top_p, top_k, min_p, repetition_penalty)
+       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
        ON CONFLICT (trajectory_id) DO NOTHING`,
       [trajectory.trajectoryId, storableText(trajectory.qid), trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
         encodeInt32(packed.packedInputIds), encodeFloat32(packed.packedLogprobs), Buffer.from(packed.promptMask),
         encodeInt32(trajectory.promptIds), packed.seqNoEosMask, packed.seqlens, packed.promptLens,
         turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd), trajectory.rewards, trajectory.rawRewards,
-        turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0), encodeInt32(packed.tokenVersions), trajectory.endReason],
+        turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0), encodeInt32(packed.tokenVersions), trajectory.endReason,
+        ...samplingColumns(trajectory.sampling)],
     );
     if (inserted.rowCount === 0) return false;
     // One statement for all turns: a round trip per turn was most of this transaction's time.
@@ -105,6 +109,12 @@ export async function trajectoriesWithoutRow(pool: pg.Pool, trajectoryIds: reado
     [trajectoryIds.map(storableText)],
   );
   return rows.map((row) => trajectoryIds[Number(row.i) - 1]!);
+}
+
+/** temperature, top_p, top_k, min_p, repetition_penalty: all NULL when the sampling is unknown. */
+function samplingColumns(sampling: SamplingParameters | undefined): (number | null)[] {
+  if (!sampling) return [null, null, null, null, null];
+  return [sampling.temperature, sampling.topP, sampling.topK, sampling.minP, sampling.repetitionPenalty];
 }
 
 async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, texts: StoredTurn[]): Promise<void> {

@@ -2,6 +2,7 @@ import { Worker, type NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
 import { createGpuActivities } from '../activities/index.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
+import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import { GPU_TASK_QUEUE } from '../task-queues.js';
 
 export interface GpuWorkerDeps {
@@ -21,8 +22,11 @@ export interface GpuWorkerDeps {
   taskQueue?: string;
 }
 
-/** The GPU worker: activity-only, generation on its own task queue, a fixed number of slots. */
-export function createGpuWorker(deps: GpuWorkerDeps): Promise<Worker> {
+/**
+ * The GPU worker: activity-only, generation on its own task queue, a fixed number of slots. `servedLogprobs` is
+ * what the start-up probe finds the server's logprobs to be of; requests they would be wrong for are refused.
+ */
+export function createGpuWorker(deps: GpuWorkerDeps & { servedLogprobs: () => Promise<ServedLogprobs> }): Promise<Worker> {
   return Worker.create({
     connection: deps.connection,
     namespace: deps.namespace,

@@ -1,6 +1,7 @@
 import type { Worker } from '@temporalio/worker';
 import { log } from '../logging.js';
 import { createGpuWorker, type GpuWorkerDeps } from './gpu-worker.js';
+import { probeInBackground } from './logprob-probe-run.js';
 
 export interface HealthGateOptions {
   /** How often the server's health is checked. */
@@ -11,7 +12,9 @@ export interface HealthGateOptions {
 /**
  * Runs a GPU worker only while its inference server is healthy. When the server turns unhealthy the worker
  * stops polling (in-flight turns fail over by retry) instead of taking tasks it would fail; when the server
- * is healthy again a new worker starts polling. Returns when `signal` aborts.
+ * is healthy again a new worker starts polling. Each new worker probes what the server's logprobs are of (a
+ * restarted server may have other flags) and refuses the requests they would be wrong for. Returns when `signal`
+ * aborts.
  */
 export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: HealthGateOptions = {}): Promise<void> {
   const intervalMs = options.intervalMs ?? 2_000;
@@ -21,7 +24,8 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
       await sleep(intervalMs, options.signal);
       continue;
     }
-    const worker: Worker = await createGpuWorker(deps);
+    const probe = new AbortController();
+    const worker: Worker = await createGpuWorker({ ...deps, servedLogprobs: probeInBackground(deps.backend, intervalMs, probe.signal) });
     const watch = setInterval(() => {
       void deps.backend.health().then((healthy) => {
         if (!healthy && worker.getState() === 'RUNNING') {
@@ -38,6 +42,7 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
     try {
       await running;
     } finally {
+      probe.abort();
       clearInterval(watch);
       options.signal?.removeEventListener('abort', onAbort);
     }

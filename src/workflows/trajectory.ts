@@ -8,6 +8,7 @@ import type { PersistFailureResult } from '../activities/persist.js';
 import type { RolloutOptions } from '../trajectory/options.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
+import { samplingOf } from '../trajectory/sampling.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
 import type { TrajectoryIdentity } from '../store/trajectory-store.js';
@@ -46,6 +47,8 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   if ('invalid' in checked) return rejectInvalid(input, ApplicationFailure.nonRetryable(checked.invalid, FailureType.InvalidRequest));
   const request = input;
   const { options, timeouts } = checked;
+  // Options an earlier release resolved hold only the temperature; the seed's values fill the rest.
+  const sampling = samplingOf(options);
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
   const gpu = proxyActivities<GpuActivities>({
     taskQueue: GPU_TASK_QUEUE,
@@ -80,7 +83,10 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem, code: request.code !== undefined });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
-      const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
+      // `temperature` too: a GPU worker of an earlier release reads only that.
+      const output = await gpu.generate({
+        trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling,
+      });
       if (output.contextExhausted) {
         if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, FailureType.ContextExhausted);
         endReason = 'context_exhausted';
@@ -104,7 +110,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
 
     const { rawRewards, rewards } = shapedRewards(turns, options);
     state.phase = 'persisting';
-    const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
+    const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards, sampling });
     await (patched(Patch.StoredOutcome) ? CancellationScope.nonCancellable(persist) : persist());
     return completed(request, options, endReason, turns, state);
   } catch (error) {

@@ -2,9 +2,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateActivity, type GenerateResult } from '../../src/activities/generate.js';
 import { checkpointHeartbeat } from '../../src/activities/partial-output.js';
-import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from '../../src/policy/inference-backend.js';
 import { savePrompt } from '../../src/store/turn-store.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
+import { ScriptedBackend } from '../policy/fakes/scripted-backend.js';
 
 let db: TestDatabase;
 
@@ -16,36 +16,16 @@ afterAll(async () => {
   await db?.stop();
 });
 
-/** Answers every request with the same 40 tokens in chunks of 8, counting the requests it served. */
-class CountingBackend implements InferenceBackend {
-  readonly kind = 'sglang';
-  readonly url = 'http://counting.invalid';
-  requests = 0;
-
-  async generate(_request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
-    this.requests += 1;
-    for (let start = 0; start < 40; start += 8) onChunk({ ids: Array.from({ length: 8 }, (_, i) => 1000 + start + i), logprobs: Array(8).fill(-0.25), weightVersion: 3 });
-    return { finishReason: 'stop' };
-  }
-
-  async abort(): Promise<void> {}
-  async health(): Promise<boolean> {
-    return true;
-  }
-  async updateWeights(): Promise<void> {}
-  async servedWeightVersion(): Promise<string | undefined> {
-    return '3';
-  }
-  async contextWindow(): Promise<number> {
-    return 4_096;
-  }
+/** Answers every request with the same 40 tokens in chunks of 8 under version 3. */
+function countingBackend(): ScriptedBackend {
+  return new ScriptedBackend([{ ids: Array.from({ length: 40 }, (_, i) => 1000 + i), logprob: -0.25, chunk: 8, weightVersion: 3 }], 'sglang', '3');
 }
 
 describe('a generate retry after an attempt that stored the whole turn and died before Temporal heard of it', () => {
   it('takes the stored turn as it is: no request to the server, every token carried over', async () => {
     const trajectoryId = 'stored-then-died';
     const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3, 4, 5], 'What is 2+2?'))!;
-    const backend = new CountingBackend();
+    const backend = countingBackend();
     const generate = generateActivity(db.pool, backend, () => 3, 60_000);
     const input = { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 };
 
@@ -56,7 +36,7 @@ describe('a generate retry after an attempt that stored the whole turn and died 
     // Attempt 2 finds the stored turn: the same result, nothing generated again.
     const retry = await new MockActivityEnvironment({ attempt: 2, heartbeatDetails: checkpointHeartbeat({ attempt: 1, tokens: 32 }) }).run(generate, input);
     expect(retry).toEqual({ ...first, resumedTokens: 40 });
-    expect(backend.requests).toBe(1);
+    expect(backend.requests.length).toBe(1);
     const { rows } = await db.pool.query('SELECT attempt FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
     expect(rows).toEqual([{ attempt: 1 }]);
     expect((await db.pool.query('SELECT 1 FROM turn_checkpoints WHERE trajectory_id = $1', [trajectoryId])).rowCount).toBe(0);
@@ -65,13 +45,13 @@ describe('a generate retry after an attempt that stored the whole turn and died 
   it('generates the turn when the stored output belongs to another context (never passes off a stale row)', async () => {
     const trajectoryId = 'stale-row';
     const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3], 'What is 3+3?'))!;
-    const backend = new CountingBackend();
+    const backend = countingBackend();
     const generate = generateActivity(db.pool, backend, () => 3, 60_000);
     await db.pool.query(
       `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end)
        VALUES ($1, 0, 1, 99, '\\x01000000'::bytea, '\\x00000000'::bytea, 'stop', 0, 0)`, [trajectoryId]);
     const retry = await new MockActivityEnvironment({ attempt: 2 }).run(generate, { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 });
     expect(retry).toMatchObject({ outputLen: 40, resumedTokens: 0 });
-    expect(backend.requests).toBe(1);
+    expect(backend.requests.length).toBe(1);
   });
 });

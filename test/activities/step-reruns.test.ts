@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuActivities, createGpuActivities } from '../../src/activities/index.js';
 import type { EnvironmentStepInput } from '../../src/activities/environment-step.js';
 import type { GenerateInput } from '../../src/activities/generate.js';
-import type { InferenceBackend, StreamEnd, StreamRequest, TokenChunk } from '../../src/policy/inference-backend.js';
 import { appendTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
 import { saveTurnOutput, saveVerdictAndFeedback, savePrompt } from '../../src/store/turn-store.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import type { TurnRecord } from '../../src/trajectory/turn.js';
 import { VerifierPool, type Verdict, type VerifierOptions } from '../../src/verifier/index.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
+import { ScriptedBackend } from '../policy/fakes/scripted-backend.js';
 
 let db: TestDatabase;
 let tokenizer: ModelTokenizer;
@@ -31,32 +31,6 @@ afterAll(async () => {
   await db?.stop();
 });
 
-/** Answers turn t with the t-th answer, as real tokenizer tokens, and counts what it was asked. */
-class ScriptedBackend implements InferenceBackend {
-  readonly kind = 'sglang';
-  readonly url = 'http://scripted.invalid';
-  requests = 0;
-  constructor(private readonly answers: number[][]) {}
-
-  async generate(_request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
-    const ids = this.answers[this.requests++ % this.answers.length]!;
-    onChunk({ ids, logprobs: ids.map(() => -0.5), weightVersion: 2 });
-    return { finishReason: 'stop' };
-  }
-
-  async abort(): Promise<void> {}
-  async health(): Promise<boolean> {
-    return true;
-  }
-  async updateWeights(): Promise<void> {}
-  async servedWeightVersion(): Promise<string | undefined> {
-    return '2';
-  }
-  async contextWindow(): Promise<number> {
-    return 8_192;
-  }
-}
-
 /** Runs one activity as attempt `n` would run, typed as the activity answers. */
 function attempt(n: number) {
   return { run: <A, R>(activity: (input: A) => Promise<R>, input: A): Promise<R> => new MockActivityEnvironment({ attempt: n }).run(activity, input) as Promise<R> };
@@ -75,7 +49,7 @@ async function workingRows(trajectoryId: string): Promise<number> {
  */
 async function runTrajectory(trajectoryId: string) {
   const cpu = createCpuActivities({ pool: db.pool, tokenizer, verifier });
-  const backend = new ScriptedBackend([tokenizer.encode('2 + 2 = 5, so \\boxed{5}.'), tokenizer.encode('Sorry: 2 + 2 = \\boxed{4}.')]);
+  const backend = new ScriptedBackend([{ ids: tokenizer.encode('2 + 2 = 5, so \\boxed{5}.'), weightVersion: 2 }, { ids: tokenizer.encode('Sorry: 2 + 2 = \\boxed{4}.'), weightVersion: 2 }]);
   const gpu = createGpuActivities({ pool: db.pool, backend, currentVersion: () => 2, heartbeatIntervalMs: 60_000 });
   const tokenizeInput = { trajectoryId, problem: 'What is 2 + 2?' };
   const tokenized = await attempt(1).run(cpu.tokenizePrompt, tokenizeInput);
@@ -102,7 +76,7 @@ describe('every step of a trajectory, run again after later steps happened', () 
     expect(run.persisted).toEqual({ stored: true });
     expect(run.steps.map((step) => step.judged.status)).toEqual(['wrong', 'correct']);
     expect(await workingRows('rerun/after-persist')).toBe(0);
-    const requests = run.backend.requests;
+    const requests = run.backend.requests.length;
     const checks = verifier.checks;
 
     // The stall bug: the last turn's environment step and persist re-run after persist dropped the working rows.
@@ -117,7 +91,7 @@ describe('every step of a trajectory, run again after later steps happened', () 
     expect(await attempt(1).run(run.cpu.checkRequest, { request: { trajectoryId: 'x' }, workflowId: 'x' })).toHaveProperty('invalid');
 
     // Nothing was generated or judged again, and no re-run wrote a working row.
-    expect(run.backend.requests).toBe(requests);
+    expect(run.backend.requests.length).toBe(requests);
     expect(verifier.checks).toBe(checks);
     expect(await workingRows('rerun/after-persist')).toBe(0);
     const { rows } = await db.pool.query('SELECT status, num_turns FROM trajectories WHERE trajectory_id = $1', ['rerun/after-persist']);

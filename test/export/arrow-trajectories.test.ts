@@ -16,6 +16,7 @@ const seedTwoTurns: ExportedTrajectory = {
   packed_prompts: [1, 2, 3], version_start: [4, 5], version_end: [5, 6], rewards: [0.9, 1.1], birth_time: 1_730_000_000_123,
   seqlens: [5, 7], prompt_lens: [3, 6], successes: [false, true], raw_rewards: [-0.7, 1.3],
   token_versions: [-1, -1, -1, 4, 5, -1, -1, -1, 4, 5, -1, 6], end_reason: 'early_stop',
+  temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1,
 };
 
 const concatOneTurn: ExportedTrajectory = {
@@ -23,6 +24,7 @@ const concatOneTurn: ExportedTrajectory = {
   packed_input_ids: [7, 8, 9, 2_000_000_000], packed_logprobs: [0, 0, -1e-8], prompt_mask: [true, true, true, false],
   seq_no_eos_mask: [false], packed_prompts: [7, 8, 9], version_start: [0], version_end: [0], rewards: [1], birth_time: 0,
   seqlens: [4], prompt_lens: [3], successes: [true], raw_rewards: [1], token_versions: [-1, -1, -1, 0], end_reason: 'turns',
+  temperature: 1, top_p: 1, top_k: -1, min_p: 0, repetition_penalty: 1,
 };
 
 const failed: ExportedTrajectory = {
@@ -31,6 +33,7 @@ const failed: ExportedTrajectory = {
   packed_input_ids: [], packed_logprobs: [], prompt_mask: [], seq_no_eos_mask: [], packed_prompts: [], version_start: [],
   version_end: [], rewards: [], birth_time: 1_730_000_000_456, seqlens: [], prompt_lens: [], successes: [], raw_rewards: [],
   token_versions: [], end_reason: null,
+  temperature: null, top_p: null, top_k: null, min_p: null, repetition_penalty: null,
 };
 
 const consumedStale: ExportedTrajectory = {
@@ -79,6 +82,8 @@ function expectRoundTrip(table: Table, expected: readonly ExportedTrajectory[]):
         failure_type: row.failure_type ?? null, failure_class: row.failure_class ?? null,
         task_id: row.task_id === null ? null : BigInt(row.task_id), birth_time: BigInt(row.birth_time),
         staleness: row.staleness ?? null, stale: row.stale ?? null,
+        // Float64: a temperature of 0.7 reads back as 0.7, not as float32's 0.699999988.
+        temperature: row.temperature, top_p: row.top_p, top_k: row.top_k, min_p: row.min_p, repetition_penalty: row.repetition_penalty,
       });
     });
     first += batch.numRows;
@@ -124,6 +129,7 @@ describe('trajectoryTable', () => {
       ...LIST_DTYPES, trajectory_id: 'Utf8', qid: 'Utf8', status: 'Utf8', layout: 'Utf8', end_reason: 'Utf8', error: 'Utf8',
       failure_type: 'Utf8', failure_class: 'Utf8',
       group_id: 'Utf8', task_id: 'Int64', birth_time: 'Int64', staleness: 'Int32', stale: 'Bool',
+      temperature: 'Float64', top_p: 'Float64', top_k: 'Int32', min_p: 'Float64', repetition_penalty: 'Float64',
     });
     expect(TRAJECTORY_COLUMNS.map((column) => [column.name, column.dtype])).toEqual(Object.entries(dtypes));
   });
@@ -142,7 +148,10 @@ describe('trajectoryTable', () => {
 
   it('marks only the optional columns nullable', () => {
     const nullable = TRAJECTORY_COLUMNS.filter((column) => column.nullable).map((column) => column.name);
-    expect(nullable).toEqual(['task_id', 'end_reason', 'error', 'failure_type', 'failure_class', 'group_id', 'staleness', 'stale']);
+    expect(nullable).toEqual([
+      'task_id', 'end_reason', 'error', 'failure_type', 'failure_class', 'group_id', 'staleness', 'stale',
+      'temperature', 'top_p', 'top_k', 'min_p', 'repetition_penalty',
+    ]);
   });
 });
 

@@ -5,6 +5,7 @@ import { scrubSecrets } from '../../src/secrets/known-secrets.js';
 import { startApiKeyGate } from './fakes/api-key-gate.js';
 import { startFakeSglang } from './fakes/fake-sglang.js';
 import { startFakeVllm } from './fakes/fake-vllm.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 const KEY = 'sk-ratchet/a@b:c?d%e#f';
 const PROMPT = [151644, 872, 198, 3838, 374, 220, 21, 151645];
@@ -27,7 +28,7 @@ for (const kind of ['sglang', 'vllm'] as const) {
     it('sends the key as a bearer token on every request', async () => {
       const backend = createBackend(kind, gate.url, KEY);
       const tokens: number[] = [];
-      await backend.generate({ inputIds: PROMPT, maxNewTokens: 8, temperature: 1, requestId: `${kind}-auth` }, (chunk) => tokens.push(...chunk.ids));
+      await backend.generate({ inputIds: PROMPT, maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: `${kind}-auth` }, (chunk) => tokens.push(...chunk.ids));
       expect(tokens.length).toBeGreaterThan(0);
       expect(await backend.contextWindow()).toBeGreaterThan(0);
       expect(await backend.health()).toBe(true);
@@ -40,7 +41,7 @@ for (const kind of ['sglang', 'vllm'] as const) {
     it('fails a wrong key as a rejected request whose message and fields do not show the key', async () => {
       const wrong = `${KEY}-wrong`;
       const failure = await createBackend(kind, gate.url, wrong)
-        .generate({ inputIds: PROMPT, maxNewTokens: 4, temperature: 1, requestId: `${kind}-wrong` }, () => undefined)
+        .generate({ inputIds: PROMPT, maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: `${kind}-wrong` }, () => undefined)
         .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(PolicyRejectedRequest);
       expect((failure as PolicyRejectedRequest).status).toBe(401);
@@ -59,7 +60,7 @@ for (const kind of ['sglang', 'vllm'] as const) {
         expect(await backend.contextWindow()).toBeGreaterThan(0);
         expect(basicGate.seen.every((request) => request.authorization === basic)).toBe(true);
         await basicGate.close();
-        const failure = await backend.generate({ inputIds: PROMPT, maxNewTokens: 4, temperature: 1, requestId: `${kind}-down` }, () => undefined).catch((error: unknown) => error);
+        const failure = await backend.generate({ inputIds: PROMPT, maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: `${kind}-down` }, () => undefined).catch((error: unknown) => error);
         expect(String(failure)).toContain('unavailable');
         expect(`${String(failure)} ${JSON.stringify(failure)}`).not.toContain(password);
         expect(`${String(failure)}`).not.toContain(encodeURIComponent(password));

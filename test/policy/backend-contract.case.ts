@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { InferenceBackend, StreamRequest, TokenChunk } from '../../src/policy/inference-backend.js';
 import { PolicyRejectedRequest, PolicyUnavailable } from '../../src/policy/policy-errors.js';
 import { closedPort } from './fakes/fake-http.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 /** What the server under test saw of one request, as the contract needs it. */
 export interface ServerRecord {
@@ -43,7 +44,7 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
     afterAll(async () => { await server?.close(); });
 
     function request(overrides: Partial<StreamRequest> = {}): StreamRequest {
-      return { inputIds: server.prompt, maxNewTokens: server.longRequestTokens ?? 1024, temperature: 1, requestId: `contract-${randomUUID()}`, ...overrides };
+      return { inputIds: server.prompt, maxNewTokens: server.longRequestTokens ?? 1024, sampling: DEFAULT_SAMPLING, requestId: `contract-${randomUUID()}`, ...overrides };
     }
 
     async function collect(req: StreamRequest, onChunk?: (chunk: TokenChunk, all: TokenChunk[]) => void) {

@@ -3,6 +3,7 @@ import { PolicyRejectedRequest } from '../../src/policy/policy-errors.js';
 import { SglangBackend } from '../../src/policy/sglang-backend.js';
 import { runBackendContract, type ContractServer } from './backend-contract.case.js';
 import { startFakeSglang, type FakeSglangOptions } from './fakes/fake-sglang.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 async function fakeSglangServer(options: FakeSglangOptions): Promise<ContractServer> {
   const fake = await startFakeSglang(options);
@@ -34,23 +35,28 @@ describe('SglangBackend against fake SGLang', () => {
   });
   afterAll(async () => { await fake?.close(); });
 
-  it('sends rid, stream, return_logprob and sampling_params as SGLang names them', async () => {
-    await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, temperature: 0.7, requestId: 'turn-1/0' }, () => undefined);
+  it('sends rid, stream, return_logprob and every sampling parameter as SGLang names them', async () => {
+    const sampling = { temperature: 0.7, topP: 0.95, topK: 20, minP: 0.05, repetitionPenalty: 1 };
+    await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling, requestId: 'turn-1/0' }, () => undefined);
     expect(fake.served('turn-1/0')!.body).toEqual({
-      input_ids: [1, 2, 3], sampling_params: { max_new_tokens: 4, temperature: 0.7 }, return_logprob: true, stream: true, rid: 'turn-1/0',
+      input_ids: [1, 2, 3],
+      sampling_params: {
+        max_new_tokens: 4, temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1, presence_penalty: 0, frequency_penalty: 0,
+      },
+      return_logprob: true, stream: true, rid: 'turn-1/0',
     });
   });
 
   it('reports no weight version while the server reports "default"', async () => {
     const versions: Array<number | undefined> = [];
-    await backend.generate({ inputIds: [5, 6], maxNewTokens: 8, temperature: 1, requestId: 'unversioned' }, (chunk) => versions.push(chunk.weightVersion));
+    await backend.generate({ inputIds: [5, 6], maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: 'unversioned' }, (chunk) => versions.push(chunk.weightVersion));
     expect(versions.length).toBeGreaterThan(0);
     expect(versions.every((version) => version === undefined)).toBe(true);
   });
 
   it('asks /abort_request for the request when the caller cancels', async () => {
     const controller = new AbortController();
-    const failure = backend.generate({ inputIds: [7, 8], maxNewTokens: 64, temperature: 1, requestId: 'cancelled-turn', signal: controller.signal }, () => controller.abort());
+    const failure = backend.generate({ inputIds: [7, 8], maxNewTokens: 64, sampling: DEFAULT_SAMPLING, requestId: 'cancelled-turn', signal: controller.signal }, () => controller.abort());
     await expect(failure).rejects.toMatchObject({ name: 'AbortError' });
     await expect.poll(() => fake.abortCalls()).toContain('cancelled-turn');
   });
@@ -64,7 +70,7 @@ describe('SglangBackend against fake SGLang', () => {
   it('reloads from the served model path when no weights path is given', async () => {
     await backend.updateWeights(4);
     const versions: Array<number | undefined> = [];
-    await backend.generate({ inputIds: [9], maxNewTokens: 4, temperature: 1, requestId: 'after-reload' }, (chunk) => versions.push(chunk.weightVersion));
+    await backend.generate({ inputIds: [9], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'after-reload' }, (chunk) => versions.push(chunk.weightVersion));
     expect(versions).toEqual([4]);
   });
 
@@ -73,7 +79,7 @@ describe('SglangBackend against fake SGLang', () => {
   });
 
   it('reports a 400 ErrorResponse as PolicyRejectedRequest carrying its message', async () => {
-    const failure = new SglangBackend(fake.url).generate({ inputIds: [], maxNewTokens: 4, temperature: 1, requestId: 'empty' }, () => undefined);
+    const failure = new SglangBackend(fake.url).generate({ inputIds: [], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'empty' }, () => undefined);
     await expect(failure).rejects.toBeInstanceOf(PolicyRejectedRequest);
     await expect(failure).rejects.toThrow(/HTTP 400.*input_ids/s);
   });

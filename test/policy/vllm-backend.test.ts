@@ -4,6 +4,7 @@ import { VllmBackend } from '../../src/policy/vllm-backend.js';
 import { decodeVllmChunk } from '../../src/policy/vllm-stream-decoder.js';
 import { runBackendContract } from './backend-contract.case.js';
 import { FAKE_VLLM_MODEL, startFakeVllm } from './fakes/fake-vllm.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 runBackendContract('VllmBackend', async () => {
   const fake = await startFakeVllm();
@@ -32,10 +33,19 @@ describe('VllmBackend against fake vLLM', () => {
   });
   afterAll(async () => { await fake?.close(); });
 
-  it('asks for token-id prompts, logprobs and token ids back, under the served model name', async () => {
-    await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, temperature: 0.7, requestId: 'turn-1/0' }, () => undefined);
+  it('asks for token-id prompts, logprobs and token ids back, under the served model name, with every sampling parameter', async () => {
+    const sampling = { temperature: 0.7, topP: 0.95, topK: 20, minP: 0.05, repetitionPenalty: 1.1 };
+    await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling, requestId: 'turn-1/0' }, () => undefined);
     expect(fake.served('turn-1/0')!.body).toEqual({
-      model: FAKE_VLLM_MODEL, prompt: [1, 2, 3], max_tokens: 4, temperature: 0.7, logprobs: 1, return_tokens_as_token_ids: true, stream: true,
+      model: FAKE_VLLM_MODEL, prompt: [1, 2, 3], max_tokens: 4, temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1,
+      presence_penalty: 0, frequency_penalty: 0, logprobs: 1, return_tokens_as_token_ids: true, stream: true,
+    });
+  });
+
+  it('sends the seed\'s sampling in full, so no generation_config.json default applies (top_k -1: off)', async () => {
+    await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'seed-sampling' }, () => undefined);
+    expect(fake.served('seed-sampling')!.body).toMatchObject({
+      temperature: 1, top_p: 1, top_k: -1, min_p: 0, repetition_penalty: 1, presence_penalty: 0, frequency_penalty: 0,
     });
   });
 
@@ -59,14 +69,14 @@ describe('VllmBackend against fake vLLM', () => {
   });
 
   it('reports a 400 error body as PolicyRejectedRequest carrying vLLM\'s message', async () => {
-    const failure = backend.generate({ inputIds: Array(4097).fill(1), maxNewTokens: 10, temperature: 1, requestId: 'too-long' }, () => undefined);
+    const failure = backend.generate({ inputIds: Array(4097).fill(1), maxNewTokens: 10, sampling: DEFAULT_SAMPLING, requestId: 'too-long' }, () => undefined);
     await expect(failure).rejects.toBeInstanceOf(PolicyRejectedRequest);
     await expect(failure).rejects.toThrow(/HTTP 400.*maximum context length is 4096 tokens/s);
   });
 
   it('gets max_tokens capped to the room the window leaves, as vLLM does, instead of a refusal', async () => {
     const chunks: number[] = [];
-    const end = await backend.generate({ inputIds: Array(4090).fill(1), maxNewTokens: 100, temperature: 1, requestId: 'capped' }, (chunk) => chunks.push(...chunk.ids));
+    const end = await backend.generate({ inputIds: Array(4090).fill(1), maxNewTokens: 100, sampling: DEFAULT_SAMPLING, requestId: 'capped' }, (chunk) => chunks.push(...chunk.ids));
     expect(end.finishReason).toBe('length');
     expect(chunks).toHaveLength(6);
   });
@@ -75,10 +85,10 @@ describe('VllmBackend against fake vLLM', () => {
     const restarted = await startFakeVllm();
     try {
       const client = new VllmBackend(restarted.url);
-      await client.generate({ inputIds: [1, 2], maxNewTokens: 2, temperature: 1, requestId: 'before' }, () => undefined);
+      await client.generate({ inputIds: [1, 2], maxNewTokens: 2, sampling: DEFAULT_SAMPLING, requestId: 'before' }, () => undefined);
       restarted.setModel('/checkpoints/step-9');
-      await expect(client.generate({ inputIds: [1, 2], maxNewTokens: 2, temperature: 1, requestId: 'renamed' }, () => undefined)).rejects.toBeInstanceOf(PolicyUnavailable);
-      await client.generate({ inputIds: [1, 2], maxNewTokens: 2, temperature: 1, requestId: 'after' }, () => undefined);
+      await expect(client.generate({ inputIds: [1, 2], maxNewTokens: 2, sampling: DEFAULT_SAMPLING, requestId: 'renamed' }, () => undefined)).rejects.toBeInstanceOf(PolicyUnavailable);
+      await client.generate({ inputIds: [1, 2], maxNewTokens: 2, sampling: DEFAULT_SAMPLING, requestId: 'after' }, () => undefined);
       expect(restarted.served('after')!.body['model']).toBe('/checkpoints/step-9');
     } finally {
       await restarted.close();

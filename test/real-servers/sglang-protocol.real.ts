@@ -11,6 +11,7 @@ import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { startFakeSglang } from '../policy/fakes/fake-sglang.js';
 import { startRecordingProxy } from './recording-proxy.js';
 import { VLLM_PYTHON } from './vllm-server.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 /** SGLang's own definitions, read from the pinned `sglang` package by scripts/vllm/sglang_protocol.py. */
 interface SglangProtocol {
@@ -61,13 +62,22 @@ for (const [name, start] of Object.entries(servers)) {
 
     it('sends /generate bodies whose every field is a GenerateReqInput field, and sampling_params SamplingParams fields', async () => {
       const tokenizer = await loadModelTokenizer();
-      await backend.generate({ inputIds: promptIds(tokenizer, problem), maxNewTokens: 32, temperature: 0.7, requestId: 'protocol-1' }, () => undefined);
+      await backend.generate({ inputIds: promptIds(tokenizer, problem), maxNewTokens: 32, sampling: { ...DEFAULT_SAMPLING, temperature: 0.7 }, requestId: 'protocol-1' }, () => undefined);
       const bodies = proxy.requests().filter((r) => r.path === '/generate').map((r) => r.body as Record<string, unknown>);
       expect(bodies.length).toBeGreaterThan(0);
       for (const body of bodies) {
         expect(protocol.GenerateReqInput).toEqual(expect.arrayContaining(Object.keys(body)));
         expect(protocol.SamplingParams).toEqual(expect.arrayContaining(Object.keys(body['sampling_params'] as object)));
       }
+    });
+
+    it('sends the logprob probe\'s one-token /generate with only GenerateReqInput and SamplingParams fields', async () => {
+      // The fakes answer no top logprobs: only the request's shape is checked against them.
+      await backend.topLogprobs({ inputIds: [785, 6722, 315], sampling: { ...DEFAULT_SAMPLING, topK: 2 }, count: 8, requestId: 'protocol-probe' }).catch(() => undefined);
+      const body = proxy.requests().filter((r) => r.path === '/generate').map((r) => r.body as Record<string, unknown>).find((b) => b['rid'] === 'protocol-probe')!;
+      expect(body).toMatchObject({ return_logprob: true, top_logprobs_num: 8, stream: false });
+      expect(protocol.GenerateReqInput).toEqual(expect.arrayContaining(Object.keys(body)));
+      expect(protocol.SamplingParams).toEqual(expect.arrayContaining(Object.keys(body['sampling_params'] as object)));
     });
 
     it('sends weight updates and aborts with only UpdateWeightFromDiskReqInput and AbortReq fields', async () => {
@@ -95,3 +105,21 @@ for (const [name, start] of Object.entries(servers)) {
     });
   });
 }
+
+describe('the simulated policy answers a top-logprobs query as TokenizerManager names it', () => {
+  it('puts output_top_logprobs, a meta_info key of the sglang package, in its answer', async () => {
+    const tokenizer = await loadModelTokenizer();
+    const policy = await startSimulatedPolicy(tokenizer, new AnswerBook([]), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 2_000 });
+    try {
+      const response = await fetch(`${policy.url}/generate`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ input_ids: [785, 6722, 315], sampling_params: { max_new_tokens: 1 }, return_logprob: true, top_logprobs_num: 4 }),
+      });
+      const answer = await response.json() as { meta_info: Record<string, unknown> };
+      expect(protocol.meta_info).toEqual(expect.arrayContaining(Object.keys(answer.meta_info)));
+      expect(answer.meta_info['output_top_logprobs']).toHaveLength(1);
+    } finally {
+      await policy.close();
+    }
+  });
+});

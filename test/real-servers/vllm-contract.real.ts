@@ -6,6 +6,7 @@ import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { runBackendContract } from '../policy/backend-contract.case.js';
 import { startRecordingProxy } from './recording-proxy.js';
 import { MAX_MODEL_LEN, POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from './vllm-server.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 // One server for the file: the contract below, then what only a real server shows.
 let vllm: RunningVllm | undefined;
@@ -40,7 +41,7 @@ describe('VllmBackend against a real vLLM, beyond the contract', () => {
   it('answers real logprobs of a random-weight model over the real Qwen3 vocabulary (about ln(1/151936))', async () => {
     const backend = new VllmBackend(server().url);
     const logprobs: number[] = [];
-    const end = await backend.generate({ inputIds: [151644, 872, 198, 151645], maxNewTokens: 16, temperature: 1, requestId: `lp-${randomUUID()}` }, (chunk) => logprobs.push(...chunk.logprobs));
+    const end = await backend.generate({ inputIds: [151644, 872, 198, 151645], maxNewTokens: 16, sampling: DEFAULT_SAMPLING, requestId: `lp-${randomUUID()}` }, (chunk) => logprobs.push(...chunk.logprobs));
     expect(end.finishReason).toBe('length');
     expect(logprobs).toHaveLength(16);
     const mean = logprobs.reduce((a, b) => a + b, 0) / logprobs.length;
@@ -51,7 +52,7 @@ describe('VllmBackend against a real vLLM, beyond the contract', () => {
   it('caps max_tokens to the room the window leaves instead of refusing the request', async () => {
     const backend = new VllmBackend(server().url);
     const ids: number[] = [];
-    const end = await backend.generate({ inputIds: Array(MAX_MODEL_LEN - 3).fill(220), maxNewTokens: 50, temperature: 1, requestId: `cap-${randomUUID()}` }, (chunk) => ids.push(...chunk.ids));
+    const end = await backend.generate({ inputIds: Array(MAX_MODEL_LEN - 3).fill(220), maxNewTokens: 50, sampling: DEFAULT_SAMPLING, requestId: `cap-${randomUUID()}` }, (chunk) => ids.push(...chunk.ids));
     expect(end.finishReason).toBe('length');
     expect(ids).toHaveLength(3);
   });
@@ -60,7 +61,7 @@ describe('VllmBackend against a real vLLM, beyond the contract', () => {
     const backend = new VllmBackend(server().url);
     const requestId = `gauge-${randomUUID()}`;
     let seen = 0;
-    const generation = backend.generate({ inputIds: [151644, 872, 198], maxNewTokens: 1500, temperature: 1, requestId }, (chunk) => { seen += chunk.ids.length; });
+    const generation = backend.generate({ inputIds: [151644, 872, 198], maxNewTokens: 1500, sampling: DEFAULT_SAMPLING, requestId }, (chunk) => { seen += chunk.ids.length; });
     await until(async () => seen > 5 && (await server().metrics()).running === 1, 20_000);
     await backend.abort(requestId);
     expect((await generation).finishReason).toBe('abort');

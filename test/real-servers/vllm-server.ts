@@ -32,17 +32,21 @@ export interface VllmMetrics {
 
 /**
  * Starts `python -m vllm.entrypoints.openai.api_server` on 127.0.0.1 with the settings a 2-core CI machine
- * affords: a 1 GiB KV cache, a 2,048-token window, 8 sequences. Dev mode exposes /pause, /collective_rpc,
- * /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly python imports.
+ * affords: a 1 GiB KV cache, a 2,048-token window, 8 sequences, processed logprobs. Dev mode exposes /pause,
+ * /collective_rpc, /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly
+ * python imports.
  */
-export async function startVllm(options: { port?: number; model?: string } = {}): Promise<RunningVllm> {
+export async function startVllm(options: { port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean } = {}): Promise<RunningVllm> {
   if (!existsSync(VLLM_PYTHON)) throw new Error(`no vLLM environment at ${VLLM_STATE}: run \`npm run setup:vllm\` first`);
   const port = options.port ?? await freePort();
   const log = path.join(os.tmpdir(), `ratchet-vllm-${port}-${Date.now()}.log`);
   const out = openSync(log, 'a');
   const child = spawn(VLLM_PYTHON, [
     '-m', 'vllm.entrypoints.openai.api_server', '--model', options.model ?? POLICY_MODELS[0]!, '--host', '127.0.0.1', '--port', String(port),
-    '--max-model-len', String(MAX_MODEL_LEN), '--max-num-seqs', '8', '--dtype', 'bfloat16',
+    '--max-model-len', String(MAX_MODEL_LEN), '--max-num-seqs', '8', '--dtype', options.dtype ?? 'bfloat16',
+    // Logprobs of the distribution each token is sampled from (after temperature, penalties and truncation), as
+    // every server Ratchet serves from must return them; `rawLogprobs` starts one as vLLM does by default.
+    ...(options.rawLogprobs ? [] : ['--logprobs-mode', 'processed_logprobs']),
     // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
     // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
     '--enforce-eager', '--distributed-executor-backend', 'uni',

@@ -11,6 +11,7 @@ import { promptIds } from '../../src/tokens/conversation-tokens.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { expectSeedInvariants, expectTokenVersions } from '../integration/seed-invariants.js';
 import { POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from './vllm-server.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
 const HEARTBEAT_MS = 500;
@@ -266,7 +267,7 @@ async function settledCount(start: number): Promise<number> {
 /** Greedy tokens for a fixed prompt: the same weights always answer the same. */
 async function greedyProbe(): Promise<number[]> {
   const ids: number[] = [];
-  await new VllmBackend(vllm.url).generate({ inputIds: [151644, 872, 198, 17, 10, 17, 151645], maxNewTokens: 8, temperature: 0, requestId: `probe-${Date.now()}` }, (chunk) => ids.push(...chunk.ids));
+  await new VllmBackend(vllm.url).generate({ inputIds: [151644, 872, 198, 17, 10, 17, 151645], maxNewTokens: 8, sampling: { ...DEFAULT_SAMPLING, temperature: 0 }, requestId: `probe-${Date.now()}` }, (chunk) => ids.push(...chunk.ids));
   return ids;
 }
 

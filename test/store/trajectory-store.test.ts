@@ -97,4 +97,20 @@ describe('storeCompletedTrajectory', () => {
     const { rows } = await db.pool.query("SELECT failure_type, failure_class FROM trajectories WHERE trajectory_id = 'done/0'");
     expect(rows).toEqual([{ failure_type: null, failure_class: null }]);
   });
+
+  it('stores and exports the sampling its tokens were drawn with, exactly as sent', async () => {
+    await workingTurn('sampled/0', 'it is 4');
+    const sampling = { temperature: 0.7, topP: 0.95, topK: 20, minP: 0.05, repetitionPenalty: 1.1 };
+    expect(await persistTrajectoryActivity(db.pool)({ ...identity('sampled/0'), layout: 'seed', turns: [doneTurn], rewards: [1], rawRewards: [1], sampling }))
+      .toEqual({ stored: true });
+    expect(await exported('sampled/0')).toMatchObject({ temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1 });
+  });
+
+  it('leaves the sampling unknown (null) when an earlier release\'s workflow persisted without it', async () => {
+    await workingTurn('unsampled/0', 'it is 4');
+    await persistTrajectoryActivity(db.pool)({ ...identity('unsampled/0'), layout: 'seed', turns: [doneTurn], rewards: [1], rawRewards: [1] });
+    expect(await exported('unsampled/0')).toMatchObject({ temperature: null, top_p: null, top_k: null, min_p: null, repetition_penalty: null });
+  });
 });
+
+const doneTurn = { turn: 0, contextLen: 3, outputLen: 2, finishReason: 'stop' as const, versionStart: 0, versionEnd: 0, verdict: 'correct' as const, success: true, feedbackLen: 1 };

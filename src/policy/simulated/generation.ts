@@ -5,10 +5,15 @@ import type { Problem } from '../../datasets/index.js';
 import { writeAnswer } from './answer-writer.js';
 import { writeCodeAnswer } from './code-answer-writer.js';
 import { correctProbabilityAt, type SimulatedPolicyConfig } from './policy-config.js';
+import { returnedLogprobs, type TopCandidates } from './returned-logprobs.js';
+import type { SamplingParameters } from '../../trajectory/sampling.js';
 
 export interface SimulatedGeneration {
   outputIds: number[];
+  /** Of the request's sampling distribution, or of the model's own on a `raw` server. */
   logprobs: number[];
+  /** Per output token, its most probable candidates, when the request asked for `top_logprobs_num`. */
+  topLogprobs?: TopCandidates[];
   finishReason: { type: 'stop'; matched: number } | { type: 'length'; length: number };
   turn: number;
   correct: boolean;
@@ -48,11 +53,24 @@ export class AnswerBook {
   }
 }
 
-/** One simulated completion: real tokenizer tokens, an EOS when it fits, plausible logprobs. */
+/** What a request asks of a simulated generation besides its input. */
+export interface GenerationRequest {
+  maxNewTokens: number;
+  sampling: SamplingParameters;
+  /** `top_logprobs_num`: 0 for none. */
+  topLogprobs: number;
+}
+
+/**
+ * One simulated completion: real tokenizer tokens, an EOS when it fits, plausible logprobs. The text does not depend
+ * on the sampling (the answer is decided by the configured probability), but the logprobs are those of the sampling
+ * distribution around each written token (token-distribution.ts), drawn with as many random numbers as ever.
+ */
 export function simulateGeneration(
   tokenizer: ModelTokenizer, book: AnswerBook, config: SimulatedPolicyConfig,
-  inputIds: readonly number[], maxNewTokens: number, random: () => number,
+  inputIds: readonly number[], request: GenerationRequest, random: () => number,
 ): SimulatedGeneration {
+  const { maxNewTokens } = request;
   const decoded = tokenizer.decodeAll(inputIds);
   const turn = Math.max(0, decoded.split('<|im_start|>assistant').length - 2);
   const correct = random() < correctProbabilityAt(config, turn);
@@ -61,11 +79,12 @@ export function simulateGeneration(
   const text = codeProblem ? writeCodeAnswer(codeProblem, correct, random) : writeAnswer(book.lookUp(decoded), correct, sentences, random);
   const ids = [...tokenizer.encode(text), tokenizer.eosTokenId];
   const outputIds = ids.slice(0, maxNewTokens);
-  const logprobs = outputIds.map(() => -Math.abs(gaussian(random)) * 0.35);
+  const drawn = outputIds.map(() => -Math.abs(gaussian(random)) * 0.35);
+  const { logprobs, top } = returnedLogprobs(outputIds, drawn, request.sampling, config.logprobs ?? 'processed', request.topLogprobs);
   const finishReason = outputIds.length === ids.length
     ? { type: 'stop' as const, matched: tokenizer.eosTokenId }
     : { type: 'length' as const, length: outputIds.length };
-  return { outputIds, logprobs, finishReason, turn, correct };
+  return { outputIds, logprobs, ...(top ? { topLogprobs: top } : {}), finishReason, turn, correct };
 }
 
 function gaussian(random: () => number): number {

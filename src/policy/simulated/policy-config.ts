@@ -1,4 +1,5 @@
 import type { Faults } from './faults.js';
+import type { LogprobsMode } from './returned-logprobs.js';
 
 export interface SimulatedPolicyConfig {
   /** Probability that a turn's answer is right: one number for every turn, or one per turn (the last repeats). */
@@ -24,6 +25,11 @@ export interface SimulatedPolicyConfig {
    * that send the same request ids get the same answers (the overhead benchmark compares two systems this way).
    */
   seedPerRequest?: boolean;
+  /**
+   * What its logprobs are of: `processed` (default), the request's sampling distribution, as vLLM started with
+   * `--logprobs-mode processed_logprobs`; `raw`, the model's own whatever the sampling, as vLLM by default.
+   */
+  logprobs?: LogprobsMode;
 }
 
 export const DEFAULT_SIMULATED_POLICY: Omit<SimulatedPolicyConfig, 'faults'> = {
@@ -57,4 +63,11 @@ export function requestRandom(seed: number, requestId: string): () => number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < requestId.length; i++) hash = Math.imul(hash ^ requestId.charCodeAt(i), 0x01000193);
   return seededRandom((seed ^ hash) >>> 0);
+}
+
+/** A generator for a context: a real model computes the same distribution at the same context every time. */
+export function contextRandom(inputIds: readonly number[]): () => number {
+  let hash = 0x811c9dc5;
+  for (const id of inputIds) hash = Math.imul(hash ^ id, 0x01000193);
+  return seededRandom(hash >>> 0);
 }

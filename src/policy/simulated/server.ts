@@ -5,8 +5,8 @@ import { drawFault, faultSchema, type Faults } from './faults.js';
 import { AnswerBook, simulateGeneration, type SimulatedGeneration } from './generation.js';
 import { LiveStreams } from './live-streams.js';
 import { emptyStats, recordRequest, type SimulatedPolicyStats, type SimulatedRequestRecord } from './policy-stats.js';
-import { requestRandom, seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
-import { abortRequest, contextTooLong, generateRequest, updateWeightsRequest } from './protocol.js';
+import { contextRandom, requestRandom, seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
+import { abortRequest, contextTooLong, generateRequest, updateWeightsRequest, wireSampling } from './protocol.js';
 import { readBody, reply, sleepUnlessClosed } from './http-io.js';
 import { streamGeneration } from './stream-response.js';
 
@@ -85,6 +85,11 @@ export async function startSimulatedPolicy(
     const parsed = generateRequest.safeParse(body);
     if (!parsed.success) return reply(response, 400, { error: { message: `invalid /generate request: ${parsed.error.message}` } });
     const { input_ids: inputIds, sampling_params: sampling, stream = false, rid = `sim-${stats.requests}` } = parsed.data;
+    const topLogprobs = parsed.data.return_logprob ? parsed.data.top_logprobs_num : 0;
+    // A logprob query (the GPU worker's probe) reads the distribution at its context, the same every time, as a real
+    // model's is; drawn from the context alone, it never shifts a seeded run's answers either.
+    const draws = topLogprobs > 0 ? contextRandom(inputIds)
+      : config.seedPerRequest && config.seed !== undefined ? requestRandom(config.seed, rid) : random;
     const record = recordRequest(stats, { rid, stream, inputIds });
     const tooLong = contextTooLong(inputIds.length, sampling.max_new_tokens, config.contextWindow);
     if (tooLong) {
@@ -94,7 +99,7 @@ export async function startSimulatedPolicy(
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       return void response.end(`data: ${JSON.stringify({ error: { message: tooLong } })}\n\ndata: [DONE]\n\n`);
     }
-    const fault = drawFault(faults, random);
+    const fault = drawFault(faults, topLogprobs > 0 ? draws : random);
     if (fault !== 'none') stats.faults[fault] = (stats.faults[fault] ?? 0) + 1;
     if (fault === 'hang') return void (record.end = 'hang'); // the socket stays open until the client or close() ends it
     if (fault === 'error') {
@@ -107,7 +112,8 @@ export async function startSimulatedPolicy(
     }
     stats.inFlight += 1;
     try {
-      const generation = simulateGeneration(tokenizer, book, config, inputIds, sampling.max_new_tokens, config.seedPerRequest && config.seed !== undefined ? requestRandom(config.seed, rid) : random);
+      const request = { maxNewTokens: sampling.max_new_tokens, sampling: wireSampling(sampling), topLogprobs };
+      const generation = simulateGeneration(tokenizer, book, config, inputIds, request, draws);
       if (stream) return await streamed(generation, inputIds.length, fault === 'drop', record, response);
       await whole(generation, inputIds.length, fault === 'drop', record, response);
     } finally {
@@ -163,6 +169,7 @@ export async function startSimulatedPolicy(
         prompt_tokens: promptTokens,
         completion_tokens: generation.outputIds.length,
         output_token_logprobs: generation.outputIds.map((id, i) => [generation.logprobs[i], id, null]),
+        ...(generation.topLogprobs ? { output_top_logprobs: generation.topLogprobs.map((top) => top.map(([logprob, id]) => [logprob, id, null])) } : {}),
         weight_version: String(stats.weightVersion),
       },
     });

@@ -74,6 +74,9 @@ function chunkBody(plan: StreamPlan, start: number, end: number, finish: WireFin
       completion_tokens: end,
       cached_tokens: 0,
       output_token_logprobs: ids.map((id, i) => [plan.generation.logprobs[from + i], id, null]),
+      ...(plan.generation.topLogprobs
+        ? { output_top_logprobs: plan.generation.topLogprobs.slice(from, end).map((top) => top.map(([logprob, id]) => [logprob, id, null])) }
+        : {}),
       weight_version: String(plan.version()),
     },
   };

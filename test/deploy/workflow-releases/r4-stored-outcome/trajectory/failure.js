@@ -15,6 +15,8 @@ export const FailureType = {
     SandboxFailure: 'SandboxFailure',
     /** Terminated or timed out from outside: the workflow's own failure path never ran (the controller records it). */
     WorkflowClosed: 'WorkflowClosed',
+    /** The GPU worker's server would return logprobs of another distribution than the request samples from. */
+    RawLogprobsServer: 'RawLogprobsServer',
     // data
     InvalidRequest: 'InvalidRequest',
     InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -33,7 +35,7 @@ export const FailureType = {
 const INFRASTRUCTURE = new Set([
     FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
     FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
-    FailureType.WorkflowClosed,
+    FailureType.WorkflowClosed, FailureType.RawLogprobsServer,
 ]);
 /**
  * The class of a failure type. A type we do not know (a bug surfacing as `TypeError`, say) is not the data's

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { DEFAULT_SAMPLING } from './sampling.js';
 import { problemLines, readableIssue, rule } from './schema-problems.js';
+const TOP_K_RULE = 'must be -1 (off) or a positive integer';
 /**
  * How one trajectory is rolled out and scored, with the ranges the seed's semantics can mean. The one
  * definition of these rules: `resolveRolloutOptions`, the request schema and its JSON Schema all use it.
@@ -15,7 +17,21 @@ export const rolloutOptionsSchema = z.strictObject({
     rewardBias: z.number(rule('must be finite')).meta({ description: 'The bias in r_t = ((success_t − 0.5)·2 − bias)·scaling.', default: 0 }),
     maxNewTokens: z.number(rule('must be a positive integer')).int().min(1)
         .meta({ description: 'Per-turn token budget, counted from the turn\'s start.', default: 1024 }),
-    temperature: z.number(rule('must be >= 0')).min(0).meta({ description: 'Sampling temperature.', default: 1 }),
+    // The sampling parameters (src/trajectory/sampling.ts): each is sent on every request, stored and exported.
+    temperature: z.number(rule('must be >= 0')).min(0)
+        .meta({ description: 'Sampling temperature; 0 is greedy decoding.', default: DEFAULT_SAMPLING.temperature }),
+    topP: z.number(rule('must be in (0, 1]')).gt(0).max(1)
+        .meta({ description: 'Top-p (nucleus) sampling; 1 is off.', default: DEFAULT_SAMPLING.topP }),
+    // -1, not 0, is off: SGLang refuses top_k 0 (vLLM takes both).
+    topK: z.number(rule(TOP_K_RULE)).int().min(-1).refine((k) => k !== 0, rule(TOP_K_RULE))
+        .meta({ description: 'Top-k sampling; -1 is off (every token).', default: DEFAULT_SAMPLING.topK, not: { const: 0 } }),
+    minP: z.number(rule('must be in [0, 1]')).min(0).max(1)
+        .meta({ description: 'Min-p sampling: tokens at least this fraction as probable as the most probable one; 0 is off.', default: DEFAULT_SAMPLING.minP }),
+    repetitionPenalty: z.number(rule('must be in (0, 2]')).gt(0).max(2)
+        .meta({
+        description: 'Repetition penalty on tokens already in the context (vLLM: prompt and output; SGLang refuses it, see docs/behaviour-logprobs.md); 1 is off.',
+        default: DEFAULT_SAMPLING.repetitionPenalty,
+    }),
     layout: z.enum(['seed', 'concat'], rule('must be "seed" or "concat"'))
         .meta({ description: '`seed`: one sequence per turn repeating the history. `concat`: one sequence, AReaL-lite style.', default: 'seed' }),
     answerExtraction: z.enum(['stated', 'math-verify'], rule('must be "stated" or "math-verify"'))
@@ -32,7 +48,7 @@ export const DEFAULT_ROLLOUT_OPTIONS = {
     rewardScaling: 1,
     rewardBias: 0,
     maxNewTokens: 1024,
-    temperature: 1,
+    ...DEFAULT_SAMPLING,
     layout: 'seed',
     answerExtraction: 'stated',
 };

@@ -1,5 +1,6 @@
 import { ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo, } from '@temporalio/workflow';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
+import { samplingOf } from '../trajectory/sampling.js';
 import { stoppedWithoutEos } from '../trajectory/turn.js';
 import { FailureType } from '../trajectory/failure.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
@@ -35,6 +36,8 @@ export async function trajectory(input, continued) {
         return rejectInvalid(input, ApplicationFailure.nonRetryable(checked.invalid, FailureType.InvalidRequest));
     const request = input;
     const { options, timeouts } = checked;
+    // Options an earlier release resolved hold only the temperature; the seed's values fill the rest.
+    const sampling = samplingOf(options);
     // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
     const gpu = proxyActivities({
         taskQueue: GPU_TASK_QUEUE,
@@ -69,7 +72,10 @@ export async function trajectory(input, continued) {
         let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem, code: request.code !== undefined });
         for (let turn = 0; turn < options.turns; turn++) {
             Object.assign(state, { phase: 'generating', turn });
-            const output = await gpu.generate({ trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: options.temperature });
+            // `temperature` too: a GPU worker of an earlier release reads only that.
+            const output = await gpu.generate({
+                trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling,
+            });
             if (output.contextExhausted) {
                 if (turns.length === 0)
                     throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, FailureType.ContextExhausted);
@@ -92,7 +98,7 @@ export async function trajectory(input, continued) {
         }
         const { rawRewards, rewards } = shapedRewards(turns, options);
         state.phase = 'persisting';
-        const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards });
+        const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards, sampling });
         await (patched(Patch.StoredOutcome) ? CancellationScope.nonCancellable(persist) : persist());
         return completed(request, options, endReason, turns, state);
     }
