@@ -111,7 +111,9 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
 
     it('stops the request on the server when the caller\'s signal aborts', async () => {
       const controller = new AbortController();
-      const req = request({ signal: controller.signal });
+      // Long enough that no server can finish it before the disconnect reaches it (a tiny CPU model streams
+      // a short request whole before the first chunk's abort lands).
+      const req = request({ signal: controller.signal, maxNewTokens: 1024 });
       const failure = collect(req, () => controller.abort(new Error('caller gave up')));
       await expect(failure).rejects.toThrow('caller gave up');
       expect(['disconnect', 'abort']).toContain(await endOf(req.requestId));
