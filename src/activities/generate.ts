@@ -165,11 +165,12 @@ async function superseded<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (error instanceof CheckpointSuperseded) throw ApplicationFailure.retryable(error.message, FailureType.WorkerLost, error.key);
+    if (error instanceof CheckpointSuperseded) throw ApplicationFailure.retryable(error.message, FailureType.WorkerLost);
     throw error;
   }
 }
 
+/** The failure `superseded` turns a lost checkpoint into. */
 function isSuperseded(error: unknown): boolean {
   return error instanceof ApplicationFailure && error.type === FailureType.WorkerLost;
 }

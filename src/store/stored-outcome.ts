@@ -26,17 +26,17 @@ export interface StoredTurnOutcome {
 
 /** A trajectory's row, as the steps that ran before it was written need to see it. */
 export type StoredOutcome =
-  | { status: 'completed'; promptLen: number; turns: number; turn?: StoredTurnOutcome }
+  | { status: 'completed'; promptLen: number; turn?: StoredTurnOutcome }
   | { status: 'failed'; failureType: string | null; failureClass: FailureClass | null };
 
 /** The stored outcome of a trajectory (and of one of its turns), or undefined while it has no row. */
 export async function loadStoredOutcome(pool: pg.Pool, trajectoryId: string, turn = -1): Promise<StoredOutcome | undefined> {
   const { rows: [row] } = await pool.query<{
-    status: 'completed' | 'failed'; failure_type: string | null; failure_class: FailureClass | null; prompt_len: number | null; num_turns: number;
+    status: 'completed' | 'failed'; failure_type: string | null; failure_class: FailureClass | null; prompt_len: number | null;
     prompt_lens: number[] | null; seq_no_eos_mask: boolean[] | null; version_start: number | null; version_end: number | null;
     success: boolean | null; verdict: string | null; answer_len: number | null; answer_text: string | null; extracted_answer: string | null;
   }>(
-    `SELECT t.status, t.failure_type, t.failure_class, octet_length(t.packed_prompts) / 4 AS prompt_len, t.num_turns, t.prompt_lens,
+    `SELECT t.status, t.failure_type, t.failure_class, octet_length(t.packed_prompts) / 4 AS prompt_len, t.prompt_lens,
             t.seq_no_eos_mask, m.version_start, m.version_end, m.success, m.verdict, m.answer_len, x.answer_text, x.extracted_answer
      FROM trajectories t
      LEFT JOIN monitor_records m ON m.trajectory_id = t.trajectory_id AND m.turn = $2
@@ -47,7 +47,7 @@ export async function loadStoredOutcome(pool: pg.Pool, trajectoryId: string, tur
   if (!row) return undefined;
   if (row.status === 'failed') return { status: 'failed', failureType: row.failure_type, failureClass: row.failure_class };
   const promptLens = row.prompt_lens ?? [];
-  const outcome: StoredOutcome = { status: 'completed', promptLen: row.prompt_len ?? 0, turns: row.num_turns };
+  const outcome: StoredOutcome = { status: 'completed', promptLen: row.prompt_len ?? 0 };
   if (row.verdict === null || promptLens[turn] === undefined) return outcome;
   const next = promptLens[turn + 1];
   return {

@@ -5,7 +5,7 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CpuActivities, GpuActivities } from '../activities/index.js';
 import type { PersistFailureResult } from '../activities/persist.js';
-import type { RolloutOptions } from '../trajectory/options.js';
+import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
 import { samplingOf } from '../trajectory/sampling.js';
@@ -112,7 +112,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     state.phase = 'persisting';
     const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards, sampling });
     await (patched(Patch.StoredOutcome) ? CancellationScope.nonCancellable(persist) : persist());
-    return completed(request, options, endReason, turns, state);
+    return completed(request, options.layout, endReason, turns, rewards, state);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
     let failure = trajectoryFailure(error);
@@ -120,7 +120,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     const recorded = await recordFailure(identity, turns, failure);
     if (patched(Patch.StoredOutcome)) {
       // One truth: the row an earlier run of a step stored first is how this trajectory ended (RE-RUNS.md).
-      if (recorded.existing === 'completed') return completed(request, options, endReason, turns, state);
+      if (recorded.existing === 'completed') return completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state);
       if (recorded.existing === 'failed' && recorded.failureType) failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
     }
     upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
@@ -131,11 +131,12 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
 }
 
 /** The stored trajectory's result, as the workflow returns it and `RolloutClient` reads it. */
-function completed(request: TrajectoryRequest, options: RolloutOptions, endReason: EndReason, turns: TurnRecord[], state: TrajectoryState): TrajectoryResult {
+function completed(
+  request: TrajectoryRequest, layout: PackingLayout, endReason: EndReason, turns: TurnRecord[], rewards: number[], state: TrajectoryState,
+): TrajectoryResult {
   state.phase = 'completed';
   upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...progressAttributes(turns)]);
-  const { rewards } = shapedRewards(turns, options);
-  return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
+  return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout, turns, rewards, outputTokens: sumOutput(turns) };
 }
 
 function shapedRewards(turns: TurnRecord[], options: RolloutOptions): { rawRewards: number[]; rewards: number[] } {

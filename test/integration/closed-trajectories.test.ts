@@ -4,6 +4,7 @@ import { AdmissionController } from '../../src/admission/admission-controller.js
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { until } from './until.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
@@ -23,13 +24,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const row = async (trajectoryId: string) => (await stack.pool.query<{ status: string; failure_type: string; failure_class: string; error: string }>(
   'SELECT status, failure_type, failure_class, error FROM trajectories WHERE trajectory_id = $1', [trajectoryId])).rows[0];

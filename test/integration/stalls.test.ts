@@ -9,6 +9,7 @@ import { freePort } from '../../src/stack/free-port.js';
 import type { TrajectoryTimeouts } from '../../src/trajectory/timeouts.js';
 import { agreementOf, allCompleted, type Agreement } from './agreement.js';
 import { SAMPLE, startTestStack, type TestStack } from './local-stack.js';
+import { until } from './until.js';
 import { pauseFor, resumeAllPaused } from './paused-process.js';
 import { startRatchet, stopRatchets, waitForLine, waitUntilPolling, type RatchetProcess } from './ratchet-process.js';
 
@@ -57,13 +58,6 @@ function started(args: string[]): RatchetProcess {
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await delay(100);
-  }
-}
 
 async function storedRows(prefix: string): Promise<number> {
   const { rows: [row] } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM trajectories WHERE trajectory_id LIKE $1', [`${prefix}/%`]);

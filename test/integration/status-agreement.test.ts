@@ -8,6 +8,7 @@ import { freePort } from '../../src/stack/free-port.js';
 import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { runCli } from '../cli/run-cli.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { until } from './until.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
@@ -33,13 +34,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const rowStatus = async (trajectoryId: string) => (await stack.pool.query<{ status: string }>(
   'SELECT status FROM trajectories WHERE trajectory_id = $1', [trajectoryId])).rows[0]?.status;

@@ -100,7 +100,7 @@ export async function trajectory(input, continued) {
         state.phase = 'persisting';
         const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards, sampling });
         await (patched(Patch.StoredOutcome) ? CancellationScope.nonCancellable(persist) : persist());
-        return completed(request, options, endReason, turns, state);
+        return completed(request, options.layout, endReason, turns, rewards, state);
     }
     catch (error) {
         if (error instanceof ContinueAsNew)
@@ -111,7 +111,7 @@ export async function trajectory(input, continued) {
         if (patched(Patch.StoredOutcome)) {
             // One truth: the row an earlier run of a step stored first is how this trajectory ended (RE-RUNS.md).
             if (recorded.existing === 'completed')
-                return completed(request, options, endReason, turns, state);
+                return completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state);
             if (recorded.existing === 'failed' && recorded.failureType)
                 failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
         }
@@ -123,11 +123,10 @@ export async function trajectory(input, continued) {
     }
 }
 /** The stored trajectory's result, as the workflow returns it and `RolloutClient` reads it. */
-function completed(request, options, endReason, turns, state) {
+function completed(request, layout, endReason, turns, rewards, state) {
     state.phase = 'completed';
     upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...progressAttributes(turns)]);
-    const { rewards } = shapedRewards(turns, options);
-    return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout: options.layout, turns, rewards, outputTokens: sumOutput(turns) };
+    return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout, turns, rewards, outputTokens: sumOutput(turns) };
 }
 function shapedRewards(turns, options) {
     const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
