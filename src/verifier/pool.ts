@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { VerifierRequest, VerifierResponse } from './pool-protocol.js';
+import { startRunningBudget, type RunningBudget } from './running-budget.js';
 import type { AnswerExtraction, Verdict, VerifierOptions, VerifierPoolOptions } from './types.js';
 
 const DEFAULT_BUDGET_MS = 3000;
@@ -24,12 +25,13 @@ interface Slot {
   ready: boolean;
   job: Job | null;
   startedAt: number;
-  timer: NodeJS.Timeout | null;
+  budget: RunningBudget | null;
   retired: boolean;
 }
 
 /**
- * Runs checks in worker threads, each under a wall-clock budget. An overrun thread is
+ * Runs checks in worker threads, each under a budget of running time (time this process spent frozen is not
+ * counted: see running-budget.ts). An overrun thread is
  * terminated and replaced, and the check reported as `timeout`; a crash (an exception, running
  * out of heap) is an `error`. `verify` never rejects.
  *
@@ -80,7 +82,7 @@ export class VerifierPool {
     await Promise.all(
       this.slots.map(async (slot) => {
         slot.retired = true;
-        if (slot.timer) clearTimeout(slot.timer);
+        slot.budget?.cancel();
         if (slot.job) this.finish(slot.job, 'error', 'verifier pool closed', performance.now() - slot.startedAt);
         slot.job = null;
         await slot.worker.terminate();
@@ -91,7 +93,7 @@ export class VerifierPool {
   private spawn(): Slot {
     // The thread runs plain compiled JS: flags of the parent (`--input-type`, loaders) would only break it.
     const worker = new Worker(workerUrl(), { resourceLimits: RESOURCE_LIMITS, execArgv: [] });
-    const slot: Slot = { worker, ready: false, job: null, startedAt: 0, timer: null, retired: false };
+    const slot: Slot = { worker, ready: false, job: null, startedAt: 0, budget: null, retired: false };
     worker.unref();
     worker.on('message', (message: VerifierResponse) => this.onMessage(slot, message));
     worker.on('error', (error) => this.onCrash(slot, `${error.name}: ${error.message}`));
@@ -142,7 +144,7 @@ export class VerifierPool {
 
   private replace(slot: Slot): void {
     slot.retired = true;
-    if (slot.timer) clearTimeout(slot.timer);
+    slot.budget?.cancel();
     void slot.worker.terminate();
     const index = this.slots.indexOf(slot);
     if (index >= 0 && !this.closed && !this.broken) this.slots[index] = this.spawn();
@@ -150,8 +152,8 @@ export class VerifierPool {
   }
 
   private release(slot: Slot): void {
-    if (slot.timer) clearTimeout(slot.timer);
-    slot.timer = null;
+    slot.budget?.cancel();
+    slot.budget = null;
     slot.job = null;
   }
 
@@ -162,7 +164,7 @@ export class VerifierPool {
       const job = this.queue.shift()!;
       slot.job = job;
       slot.startedAt = performance.now();
-      slot.timer = setTimeout(() => this.onTimeout(slot), this.budgetMs);
+      slot.budget = startRunningBudget(this.budgetMs, () => this.onTimeout(slot));
       slot.worker.postMessage(job.request);
     }
     // Threads keep the process alive only while there is work: an idle pool never blocks exit.

@@ -2,7 +2,7 @@
 // of the stack is frozen with SIGSTOP mid-run, past the timeout that notices it, and resumed with SIGCONT. After
 // each, Temporal's status of every workflow, the results a client gets (`ratchet run`'s summary and exit status,
 // or RolloutClient's) and the rows in Postgres must tell the same story, every trajectory exactly once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { trajectoryRequests } from '../../src/rollout/submit.js';
 import { freePort } from '../../src/stack/free-port.js';
@@ -30,7 +30,7 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   stack = await startTestStack();
   env = {
-    TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'error',
+    TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'warn',
     RATCHET_HEARTBEAT_INTERVAL_MS: '500', RATCHET_VERIFIER_THREADS: '1', RATCHET_GPU_SLOTS: '32',
   };
   // ~150-token answers at 300 tokens/s: a turn streams for about half a second, so a pause finds some mid-stream.
@@ -41,6 +41,12 @@ beforeAll(async () => {
   await Promise.all([waitUntilPolling(stack.client, parts.cpu.child, 'cpu'), waitUntilPolling(stack.client, parts.gpu.child, 'gpu')]);
   stopController = await stack.startController();
   rollouts = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+});
+
+// A stall test that fails says what the frozen processes said: their last warnings and errors.
+afterEach(({ task }) => {
+  if (task.result?.state !== 'fail') return;
+  for (const [name, part] of Object.entries(parts)) console.error(`--- ${name} (pid ${part.child.pid}, exit ${part.child.exitCode ?? part.child.signalCode ?? 'none'}) stderr ---\n${part.stderr()}`);
 });
 
 afterAll(async () => {
