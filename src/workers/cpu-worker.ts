@@ -25,9 +25,22 @@ export interface CpuWorkerDeps {
   workflowBundle?: WorkflowBundle;
 }
 
+/**
+ * How long one workflow activation may run before the SDK's deadlock detector ends it. The detector is a V8
+ * watchdog on wall-clock time: a CPU worker frozen mid-activation (SIGSTOP, a VM migration, a long GC pause)
+ * past the SDK's 5 s default wakes up to a terminated script, and Node aborts the whole process with "async hook
+ * stack has become corrupted" (temporalio/sdk-typescript#939, nodejs/node#38503), taking every in-flight
+ * trajectory's activities with it. Our activations take milliseconds; a freeze is not a deadlock. The SDK lifts
+ * the limit for the same reason in debugMode (a debugger pause is a freeze); the option is not in WorkerOptions'
+ * type but the SDK applies it (worker-options.js, "not exposed at the moment").
+ */
+const ACTIVATION_DEADLOCK_TIMEOUT = '10 minutes';
+
 /** The CPU worker: trajectory workflows plus tokenize, verify, feedback and persist activities. */
 export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
+  const frozenActivationsSurvive = { isolateExecutionTimeout: ACTIVATION_DEADLOCK_TIMEOUT };
   return Worker.create({
+    ...frozenActivationsSurvive,
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue ?? CPU_TASK_QUEUE,

@@ -115,6 +115,8 @@ async function stallMarks(ids: readonly string[]): Promise<{ workflowTaskTimeout
   return marks;
 }
 
+const stillRunning = (part: RatchetProcess) => part.child.exitCode === null && part.child.signalCode === null;
+
 const ranClean = (n: number) => ({ ...allCompleted(n), ratchetRun: { exit: 0, summary: `trajectories      ${n} (${n} completed, 0 failed)` } });
 
 describe('a process frozen mid-run (SIGSTOP past its timeout, then SIGCONT)', () => {
@@ -126,7 +128,10 @@ describe('a process frozen mid-run (SIGSTOP past its timeout, then SIGCONT)', ()
       await until(async () => (await storedRows('stall-cpu')) >= rows, 60_000);
       await pauseFor(parts.cpu.child.pid!, PAST_WORKFLOW_TASK_TIMEOUT_MS);
     }
-    expect(await run.finished()).toEqual(ranClean(120));
+    const finished = await run.finished();
+    // A worker frozen mid-activation once woke to the SDK's deadlock detector and aborted (cpu-worker.ts).
+    expect(stillRunning(parts.cpu)).toBe(true);
+    expect(finished).toEqual(ranClean(120));
     expect((await stallMarks(run.ids)).workflowTaskTimeouts).toBeGreaterThan(0);
   });
 
@@ -135,6 +140,7 @@ describe('a process frozen mid-run (SIGSTOP past its timeout, then SIGCONT)', ()
     await until(async () => (await generationsInFlight()) >= 4, 30_000);
     await pauseFor(parts.gpu.child.pid!, PAST_HEARTBEAT_TIMEOUT_MS);
     expect(await run.finished()).toEqual(allCompleted(32));
+    expect(stillRunning(parts.gpu)).toBe(true);
     expect((await stallMarks(run.ids)).generateRetries).toBeGreaterThan(0);
   });
 
