@@ -15,6 +15,7 @@ export { InvalidTrajectoryRequest, trajectoryRequestSchema, validateTrajectoryRe
 export { releaseBatch } from './store/batches.js';
 export { arrowFileBytes, parquetBytes, writeArrowFile, writeParquetFile } from './export/arrow-trajectories.js';
 export { latestPolicyVersion, publishPolicyVersion, PolicyVersionConflict, type PolicyVersion } from './store/policy-versions.js';
+export { InvalidTrainingStep, PARITY_BOUNDS, TRAINING_METRICS, type TrainingMetric, type TrainingStep } from './training/training-step.js';
 export { DatabaseUnavailable, openDatabase } from './store/database.js';
 export { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy/policy-errors.js';
 export { RawLogprobsServer } from './policy/raw-logprobs-server.js';

@@ -5,6 +5,7 @@ from .batch import Batch
 from .client import RolloutClient, SubmittedGroup
 from .errors import (
     DatasetNotFound,
+    InvalidTrainingStep,
     InvalidTrajectoryRequest,
     LeaseLost,
     PolicyVersionConflict,
@@ -16,14 +17,16 @@ from .errors import (
 from .problems import LoadedDataset, Problem, RowError, load_dataset, load_problems
 from .request import trajectory_request
 from .run_config import RunConfig, group_id
-from .store import ClaimedTrajectory
+from .store import ClaimedTrajectory, TrainingStep
 from .sync import SyncRolloutClient
 from .training_arrays import PackedColumn, grpo_advantages
+from .training_steps import TRAINING_METRICS
 
 __all__ = [
     "Batch",
     "ClaimedTrajectory",
     "DatasetNotFound",
+    "InvalidTrainingStep",
     "InvalidTrajectoryRequest",
     "LeaseLost",
     "LoadedDataset",
@@ -37,6 +40,8 @@ __all__ = [
     "RunConfigMismatch",
     "SubmittedGroup",
     "SyncRolloutClient",
+    "TRAINING_METRICS",
+    "TrainingStep",
     "UnknownBatch",
     "UnknownRun",
     "group_id",

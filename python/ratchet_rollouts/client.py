@@ -28,6 +28,7 @@ from .problems import Problem
 from .request import TRAJECTORY_TASK_QUEUE, TRAJECTORY_WORKFLOW, trajectory_request
 from .run_config import RunConfig, group_id
 from .settings import postgres_settings, temporal_connect_config
+from .training_steps import checked_metrics
 
 _QID = SearchAttributeKey.for_keyword("RatchetQid")
 _STATUS = SearchAttributeKey.for_keyword("RatchetStatus")
@@ -188,6 +189,18 @@ class RolloutClient:
     async def policy_version(self) -> int:
         """The latest published policy version (0 before the first publish)."""
         return await store.latest_policy_version(self.database)
+
+    async def record_training_step(self, run_id: str, step: int, policy_version: int, metrics: Mapping[str, float]) -> None:
+        """Records what one optimiser step did (loss, mean_reward, parity_*, version_lag_*, ... any numbers by name) and
+        the policy version published after it, for the run page's charts. Recording a step again replaces it (a trainer
+        that died mid-step redoes it). InvalidTrainingStep for a negative step or a non-finite metric, UnknownRun for
+        a run never submitted to."""
+        checked = checked_metrics(run_id, step, policy_version, metrics)
+        await store.record_training_step(self.database, run_id, int(step), int(policy_version), checked)
+
+    async def training_steps(self, run_id: str) -> list[store.TrainingStep]:
+        """The run's recorded steps, in step order."""
+        return await store.training_steps(self.database, run_id)
 
     async def status(self, run_id: str) -> dict[str, Any] | None:
         """Where a run stands, in groups; None for an unknown run."""

@@ -1,4 +1,4 @@
-"""Typed errors of the trainer protocol. Each maps a SQLSTATE raised by the Postgres functions (migration 006)."""
+"""Typed errors of the trainer protocol. Each maps a SQLSTATE raised by the ratchet_* Postgres functions of the migrations."""
 
 from __future__ import annotations
 
@@ -27,6 +27,10 @@ class PolicyVersionConflict(RatchetError):
     """The version is not newer than the latest published one: versions only go forward."""
 
 
+class InvalidTrainingStep(RatchetError, ValueError):
+    """A training step that cannot be recorded: a negative step or version, a metric that is not a finite number."""
+
+
 class InvalidTrajectoryRequest(RatchetError):
     """A request the trajectory workflow would reject; nothing was started."""
 
@@ -42,4 +46,5 @@ SQLSTATE_ERRORS: dict[str, type[RatchetError]] = {
     "RV003": LeaseLost,
     "RV004": UnknownBatch,
     "RV005": RunConfigMismatch,
+    "RV006": InvalidTrainingStep,
 }

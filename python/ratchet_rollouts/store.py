@@ -4,13 +4,14 @@ reads stored trajectories."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from .errors import SQLSTATE_ERRORS
 from .run_config import RunConfig
@@ -41,6 +42,16 @@ class Claim:
     @property
     def group_ids(self) -> list[str]:
         return list(dict.fromkeys(t.group_id for t in self.trajectories))
+
+
+@dataclass(frozen=True)
+class TrainingStep:
+    run_id: str
+    step: int
+    #: The policy version the trainer published after this step.
+    policy_version: int
+    metrics: dict[str, float]
+    recorded_at: datetime
 
 
 async def _protocol(call: Callable[[], Awaitable[T]]) -> T:
@@ -163,3 +174,15 @@ async def run_status(conn: psycopg.AsyncConnection[Any], run_id: str) -> dict[st
         )
         row = await cursor.fetchone()
     return None if row is None else dict(row)
+
+
+async def record_training_step(conn: psycopg.AsyncConnection[Any], run_id: str, step: int, policy_version: int, metrics: Mapping[str, float]) -> None:
+    """Migration 009's ratchet_record_training_step, which the TypeScript client calls too: replaces a step recorded before."""
+    await _scalar(conn, "SELECT ratchet_record_training_step(%s, %s, %s, %s)", (run_id, step, policy_version, Jsonb(dict(metrics))))
+
+
+async def training_steps(conn: psycopg.AsyncConnection[Any], run_id: str) -> list[TrainingStep]:
+    async with conn.cursor() as cursor:
+        await cursor.execute("SELECT step, policy_version, metrics, recorded_at FROM training_steps WHERE run_id = %s ORDER BY step", (run_id,))
+        rows = await cursor.fetchall()
+    return [TrainingStep(run_id, row[0], row[1], row[2], row[3]) for row in rows]

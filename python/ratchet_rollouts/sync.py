@@ -11,6 +11,7 @@ from .batch import Batch
 from .client import RolloutClient, SubmittedGroup
 from .problems import Problem
 from .run_config import RunConfig
+from .store import TrainingStep
 
 
 class SyncRolloutClient:
@@ -52,6 +53,12 @@ class SyncRolloutClient:
 
     def policy_version(self) -> int:
         return self._loop.run_until_complete(self.client.policy_version())
+
+    def record_training_step(self, run_id: str, step: int, policy_version: int, metrics: Mapping[str, float]) -> None:
+        self._loop.run_until_complete(self.client.record_training_step(run_id, step, policy_version, metrics))
+
+    def training_steps(self, run_id: str) -> list[TrainingStep]:
+        return self._loop.run_until_complete(self.client.training_steps(run_id))
 
     def status(self, run_id: str) -> dict[str, Any] | None:
         return self._loop.run_until_complete(self.client.status(run_id))

@@ -6,18 +6,22 @@ import { withRolloutClient } from './with-rollout-client.js';
 import { runStatus } from '../admission/run-status.js';
 import { temporalRunStatus, type TemporalRunStatus } from '../admission/run-workflows.js';
 import { loadConfig } from '../config.js';
+import { trainingSteps } from '../store/training-steps.js';
 import { connectClient } from '../workers/temporal-connection.js';
 
 export function runsCommand(): Command {
   const runs = new Command('runs').description('training runs: their counters, and cancelling them');
   runs.command('status')
     .description('print a run\'s counters (groups waiting, running, accepted, consumed, capacity..., failed trajectories by type and class) '
-      + 'as JSON, with Temporal\'s count of its trajectory workflows by status and how many disagree with their rows')
+      + 'as JSON, with its trainer\'s steps so far and the last one\'s metrics, and Temporal\'s count of its trajectory workflows by status '
+      + 'and how many disagree with their rows')
     .argument('<run-id>')
     .action(async (runId: string) => {
       const status = await withDatabase(async (pool, _databaseUrl, temporalAddress) => {
         const run = await runStatus(pool, runId);
-        return run && { ...run, temporal: await temporalSide(pool, temporalAddress, runId) };
+        if (!run) return undefined;
+        const steps = await trainingSteps(pool, runId);
+        return { ...run, training: { steps: steps.length, last: steps.at(-1) ?? null }, temporal: await temporalSide(pool, temporalAddress, runId) };
       });
       if (!status) throw new Error(`no run ${runId}`);
       if (!status.temporal.reachable) process.stderr.write(`ratchet runs status: Temporal was unreachable (${status.temporal.error}); the counters are Postgres's alone\n`);

@@ -11,6 +11,8 @@ import { failedResult } from '../rollout/run-rollouts.js';
 import { submitTrajectory } from '../rollout/submit.js';
 import { openDatabase } from '../store/database.js';
 import { finishedGroupsAfter } from '../store/group-counts.js';
+import { recordTrainingStep, trainingSteps } from '../store/training-steps.js';
+import type { TrainingStep } from '../training/training-step.js';
 import type { RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { connectClient, ensureSearchAttributes } from '../workers/temporal-connection.js';
@@ -169,6 +171,20 @@ export class RolloutClient {
 
   status(runId: string): Promise<RunStatus | undefined> {
     return runStatus(this.pool, runId);
+  }
+
+  /**
+   * Records what one optimiser step did (loss, mean_reward, parity_*, version_lag_*, ... any numbers by name) and the
+   * policy version published after it, for the run page's charts. Recording a step again replaces it. Throws
+   * `InvalidTrainingStep` for a negative step or a non-finite metric, `UnknownRun` for a run never submitted to.
+   */
+  recordTrainingStep(runId: string, step: number, policyVersion: number, metrics: Record<string, number>): Promise<void> {
+    return recordTrainingStep(this.pool, runId, step, policyVersion, metrics);
+  }
+
+  /** The run's recorded steps, in step order. */
+  trainingSteps(runId: string): Promise<TrainingStep[]> {
+    return trainingSteps(this.pool, runId);
   }
 
   close(): Promise<void> {

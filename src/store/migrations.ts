@@ -253,6 +253,46 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
         ADD COLUMN repetition_penalty double precision;
     `,
   },
+  {
+    id: '009_training_steps',
+    sql: `
+      -- What a trainer reports after each optimiser step (docs/training-steps.md): the policy version it published
+      -- after the step, and its metrics by name (loss, mean_reward, parity_*, version_lag_*, eta, ... and any other),
+      -- each a number. One row per (run, step): a trainer that died mid-step and redoes it replaces the row.
+      CREATE TABLE training_steps (
+        run_id text NOT NULL REFERENCES rollout_runs,
+        step int NOT NULL CHECK (step >= 0),
+        policy_version int NOT NULL CHECK (policy_version >= 0),
+        metrics jsonb NOT NULL,
+        recorded_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (run_id, step)
+      );
+      -- Recording a step, callable from any language. The run must exist (RV002: a misspelt run id would record
+      -- steps no page shows); a step, version or metric out of shape is RV006. Clients check finiteness first:
+      -- JSON has no NaN or Infinity, so those never reach this function as numbers.
+      CREATE FUNCTION ratchet_record_training_step(p_run text, p_step int, p_policy_version int, p_metrics jsonb) RETURNS void
+      LANGUAGE plpgsql AS $$
+      DECLARE bad text;
+      BEGIN
+        IF NOT EXISTS (SELECT 1 FROM rollout_runs WHERE run_id = p_run) THEN
+          RAISE EXCEPTION 'no run %: it is created by the first trajectory submitted to it', p_run USING ERRCODE = 'RV002';
+        END IF;
+        IF p_step IS NULL OR p_step < 0 OR p_policy_version IS NULL OR p_policy_version < 0 THEN
+          RAISE EXCEPTION 'training step % of run %: step and policy version must be non-negative integers (policy version %)',
+            p_step, p_run, p_policy_version USING ERRCODE = 'RV006';
+        END IF;
+        IF jsonb_typeof(p_metrics) IS DISTINCT FROM 'object' THEN
+          RAISE EXCEPTION 'training step % of run %: metrics must be an object of numbers by name', p_step, p_run USING ERRCODE = 'RV006';
+        END IF;
+        SELECT key INTO bad FROM jsonb_each(p_metrics) WHERE jsonb_typeof(value) <> 'number' LIMIT 1;
+        IF bad IS NOT NULL THEN
+          RAISE EXCEPTION 'training step % of run %: metric % is %, not a number', p_step, p_run, bad, p_metrics -> bad USING ERRCODE = 'RV006';
+        END IF;
+        INSERT INTO training_steps (run_id, step, policy_version, metrics) VALUES (p_run, p_step, p_policy_version, p_metrics)
+        ON CONFLICT (run_id, step) DO UPDATE SET policy_version = excluded.policy_version, metrics = excluded.metrics, recorded_at = now();
+      END $$;
+    `,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */

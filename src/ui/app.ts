@@ -4,10 +4,13 @@ import type pg from 'pg';
 import { runStatus } from '../admission/run-status.js';
 import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
+import { readRun } from '../store/rollout-groups.js';
 import { listRuns, runCounters, runCurves } from '../store/run-views.js';
 import { runDisagreements } from '../store/status-disagreements.js';
 import { searchTrajectories, type TrajectoryFilter } from '../store/trajectory-search.js';
+import { trainingSteps } from '../store/training-steps.js';
 import { loadTrajectoryView } from '../store/trajectory-view.js';
+import { rewardsByVersion } from '../store/version-rewards.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { Asset } from './assets.js';
 import { groupHref, page, trajectoryHref } from './layout.js';
@@ -17,6 +20,7 @@ import { runPage, runsPage } from './pages/runs-page.js';
 import { tokenPage } from './pages/token-page.js';
 import { trajectoryPage } from './pages/trajectory-page.js';
 import { loadTrajectoryDetails, trajectoryStamp } from './trajectory-details.js';
+import { trainingCharts, type RunTraining } from './training-charts.js';
 import type { TemporalAccess } from './workflow-lookup.js';
 
 export interface UiSources {
@@ -39,15 +43,16 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
     const filter = runFilter(runId, c.req.query());
-    const [counters, curves, trajectories, disagreements] = await Promise.all([
-      runCounters(pool, runId), runCurves(pool, runId), searchTrajectories(pool, filter), runDisagreements(pool, runId),
+    const [counters, curves, trajectories, disagreements, training] = await Promise.all([
+      runCounters(pool, runId), runCurves(pool, runId), searchTrajectories(pool, filter), runDisagreements(pool, runId), runTraining(pool, runId),
     ]);
-    return c.html(runPage(runId, counters, curves, filter, trajectories, disagreements));
+    return c.html(runPage(runId, counters, curves, filter, trajectories, disagreements, training));
   });
+  // What the run page polls; `training` holds the numbers behind the training charts, `trainingCharts` the charts.
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [counters, curves] = await Promise.all([runCounters(pool, runId), runCurves(pool, runId)]);
-    return c.json({ counters, curves, live: counters.running + counters.queued > 0 });
+    const [counters, curves, training] = await Promise.all([runCounters(pool, runId), runCurves(pool, runId), runTraining(pool, runId)]);
+    return c.json({ counters, curves, training, trainingCharts: trainingCharts(training), live: counters.running + counters.queued > 0 });
   });
   app.get('/groups/:groupId', async (c) => {
     const group = await loadGroupView(pool, c.req.param('groupId'));
@@ -80,6 +85,11 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
     return asset ? c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'max-age=3600' }) : c.notFound();
   });
   return app;
+}
+
+async function runTraining(pool: pg.Pool, runId: string): Promise<RunTraining> {
+  const [run, byVersion, steps] = await Promise.all([readRun(pool, runId), rewardsByVersion(pool, runId), trainingSteps(pool, runId)]);
+  return { eta: run?.maxHeadOffpolicyness ?? null, byVersion, steps };
 }
 
 function runFilter(runId: string, query: Record<string, string>): TrajectoryFilter {

@@ -3,6 +3,8 @@ import type { RunCounters, RunCurves, RunListEntry } from '../../store/run-views
 import type { RecordedDisagreement } from '../../store/status-disagreements.js';
 import type { TrajectoryFilter, TrajectoryListEntry } from '../../store/trajectory-search.js';
 import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, type Html } from '../layout.js';
+import { trainingCharts, type RunTraining } from '../training-charts.js';
+import { trainingSection } from './training-section.js';
 
 const COUNTERS: readonly (keyof RunCounters)[] = ['submitted', 'queued', 'running', 'completed', 'failed', 'consumed', 'stale', 'outputTokens', 'tokensPerSecond'];
 const LABELS: Partial<Record<keyof RunCounters, string>> = { outputTokens: 'output tokens', tokensPerSecond: 'tokens/s' };
@@ -19,11 +21,12 @@ ${runs.length === 0 ? html`<p class="muted">No runs yet: submit with <code>ratch
   return page('Runs', body, live ? 'RatchetUI.pollLive();' : '');
 }
 
-/** `/runs/<runId>`: live counters, the run's curves, and its trajectories, filtered. */
+/** `/runs/<runId>`: live counters, the run's curves, reward by policy version, training steps, and its trajectories, filtered. */
 export function runPage(
   runId: string, counters: RunCounters, curves: RunCurves, filter: TrajectoryFilter, trajectories: TrajectoryListEntry[],
-  disagreements: { count: number; latest: RecordedDisagreement[] },
+  disagreements: { count: number; latest: RecordedDisagreement[] }, training: RunTraining,
 ): Html {
+  const charts = trainingCharts(training);
   const live = counters.running + counters.queued > 0;
   const body = html`<h1>Run <code>${runId}</code> ${live ? html`<span class="status running">live</span>` : ''}</h1>
 <div class="counters">${COUNTERS.map((name) => html`<div class="counter">${LABELS[name] ?? name}<b data-counter="${name}">${counterText(counters[name])}</b></div>`)}</div>
@@ -33,6 +36,7 @@ ${disagreements.count > 0 ? html`<p class="flag" id="run-disagreements">Temporal
  (Temporal ${d.temporalStatus}, row ${d.rowStatus ?? 'missing'}) `)}</p>` : ''}
 <div class="charts"><div class="chart" id="chart-by-turn"></div><div class="chart" id="chart-over-time"></div>
 <div class="chart" id="chart-by-version"></div><div class="chart" id="chart-lengths"></div></div>
+${trainingSection(training, charts)}
 <h2>Trajectories</h2>
 <form method="get" id="filters">qid <input name="qid" value="${filter.qid ?? ''}" size="12">
  verdict <select name="verdict">${options(['', 'correct', 'wrong', 'no_answer', 'timeout', 'error'], filter.verdict)}</select>
@@ -43,7 +47,7 @@ ${disagreements.count > 0 ? html`<p class="flag" id="run-disagreements">Temporal
 ${trajectories.map((t) => html`<tr><td><a href="${trajectoryHref(t.trajectoryId)}">${t.trajectoryId}</a></td><td><a href="${groupHref(groupOf(t.trajectoryId))}">group</a></td>
 <td>${t.qid}</td><td class="status ${t.status}">${t.status}</td><td class="num">${t.turns}</td><td class="num">${t.successes}</td><td class="num">${t.outputTokens}</td>
 <td>${t.failureType ?? ''}</td><td>${t.finishedAt?.toISOString() ?? '–'}</td></tr>`)}</table>`;
-  const script = `RatchetUI.runCharts(${embedded(curves)});RatchetUI.pollRun(${embedded(runId)});`;
+  const script = `RatchetUI.runCharts(${embedded(curves)});RatchetUI.charts(${embedded(charts)});RatchetUI.pollRun(${embedded(runId)});`;
   return page(`Run ${runId}`, body, script);
 }
 
