@@ -5,7 +5,12 @@ a 2-layer Qwen3 with the real 151,936-token vocabulary serves real token ids and
 (about ln(1/151936) = -11.9, since the weights are random). Two seeds give two policy versions to reload.
 head_dim stays 64: vLLM's CPU attention kernel on AVX2 rejects 16.
 
-usage: make_tiny_model.py TOKENIZER_DIR OUT_DIR SEED
+With --peaked the model gets its own output head, scaled so the next-token distribution is concentrated (entropy
+about 6 nats instead of 11.9): there temperature and top-p change a sampled token's logprob by most of a nat, which
+the parity check (ratchet-parity) needs to tell the sampled distribution from the raw one. The head is untied
+because a tied one, scaled, would mostly repeat the current token.
+
+usage: make_tiny_model.py TOKENIZER_DIR OUT_DIR SEED [--peaked]
 """
 
 import shutil
@@ -15,11 +20,12 @@ from pathlib import Path
 import torch
 from transformers import Qwen3Config, Qwen3ForCausalLM
 
+PEAKED_LOGIT_SCALE = 16.0  # logits' std from about 0.23 to 3.6
 IM_END = 151645  # <|im_end|>: the chat template's end of turn, Qwen3's eos
 ENDOFTEXT = 151643  # <|endoftext|>: Qwen3's pad and bos
 
 
-def tiny_config() -> Qwen3Config:
+def tiny_config(tie_word_embeddings: bool = True) -> Qwen3Config:
     return Qwen3Config(
         vocab_size=151936,
         hidden_size=128,
@@ -29,7 +35,7 @@ def tiny_config() -> Qwen3Config:
         num_key_value_heads=1,
         head_dim=64,
         max_position_embeddings=32768,
-        tie_word_embeddings=True,
+        tie_word_embeddings=tie_word_embeddings,
         bos_token_id=ENDOFTEXT,
         eos_token_id=IM_END,
         pad_token_id=ENDOFTEXT,
@@ -37,9 +43,13 @@ def tiny_config() -> Qwen3Config:
     )
 
 
-def main(tokenizer_dir: Path, out_dir: Path, seed: int) -> None:
+def main(tokenizer_dir: Path, out_dir: Path, seed: int, peaked: bool) -> None:
     torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(tiny_config()).to(torch.bfloat16)
+    model = Qwen3ForCausalLM(tiny_config(tie_word_embeddings=not peaked))
+    if peaked:
+        with torch.no_grad():
+            model.lm_head.weight.mul_(PEAKED_LOGIT_SCALE)
+    model = model.to(torch.bfloat16)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir, safe_serialization=True)
     # vLLM takes its default sampling parameters from generation_config.json; the model has none to offer.
@@ -49,4 +59,4 @@ def main(tokenizer_dir: Path, out_dir: Path, seed: int) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4:] == ["--peaked"])

@@ -8,6 +8,8 @@ import { freePort } from '../../src/stack/free-port.js';
 export const VLLM_STATE = path.resolve(import.meta.dirname, '../..', process.env.RATCHET_STATE_DIR ?? '.ratchet', 'vllm');
 export const VLLM_PYTHON = path.join(VLLM_STATE, 'venv/bin/python');
 export const POLICY_MODELS = [0, 1].map((version) => path.join(VLLM_STATE, 'models', `policy-v${version}`));
+/** A tiny Qwen3 whose next-token distribution is concentrated, so temperature and top-p change logprobs by nats. */
+export const PEAKED_MODEL = path.join(VLLM_STATE, 'models', 'policy-peaked');
 export const MAX_MODEL_LEN = 2048;
 
 /** A real vLLM OpenAI server in its own process group, so stopping it also ends its EngineCore child. */
