@@ -4,7 +4,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CodeSandboxPool } from '../src/code/index.js';
-import type { HarnessJob } from '../src/code/harness-protocol.js';
 import { LEETCODE_PROBLEMS } from './code-sample/leetcode-problems.js';
 import type { SampleCodeProblem } from './code-sample/sample-problem.js';
 import { STDIN_PROBLEMS } from './code-sample/stdin-problems.js';
@@ -12,17 +11,13 @@ import { STDIN_PROBLEMS } from './code-sample/stdin-problems.js';
 const dataFile = (name: string): string => fileURLToPath(new URL(`../data/${name}`, import.meta.url));
 
 async function expectedOutputs(sandbox: CodeSandboxPool, problem: SampleCodeProblem): Promise<string[]> {
-  const job: HarnessJob = {
-    code: problem.solution, fnName: problem.fnName ?? '', inputs: problem.inputs, timeoutS: 10, memoryMb: 512,
-    maxProcesses: sandbox.config.maxProcesses, maxFileBytes: sandbox.config.maxFileBytes, maxOutputBytes: sandbox.config.maxOutputBytes,
-  };
+  const answer = { code: problem.solution, fnName: problem.fnName ?? '', timeoutS: 10, memoryMb: 512 };
   const outputs: string[] = [];
-  await sandbox.run(job, (result) => {
-    if (result.status !== 'ran') throw new Error(`${problem.id}: reference failed on test ${result.test + 1}: ${result.status} ${result.error ?? ''}`);
-    outputs.push(result.stdout);
-    return true;
-  });
-  if (outputs.length !== problem.inputs.length) throw new Error(`${problem.id}: reference ran ${outputs.length} of ${problem.inputs.length} tests`);
+  for (const [i, input] of problem.inputs.entries()) {
+    const run = await sandbox.runTest(answer, input, 10_000);
+    if (run.kind !== 'exited' || run.code !== 0) throw new Error(`${problem.id}: reference failed on test ${i + 1}: ${run.kind} ${run.stderr}`);
+    outputs.push(run.stdout.toString('utf8'));
+  }
   return outputs;
 }
 

@@ -1,38 +1,43 @@
-import { closeNumbers, matchOutput, type OutputRule } from './compare-output.js';
+import { sameInteger } from './compare-output.js';
+import { type ExactJson, parseExactJson } from './exact-json.js';
 
-/** A rule that accepted a LeetCode-style return value. */
-export type ReturnRule = 'json_equal' | OutputRule;
+/** The rule that accepted a LeetCode-style return value: there is one. */
+export type ReturnRule = 'json_equal';
 
 /**
- * Whether a function's return value (as the sandbox printed it, JSON) matches the expected output: equal as
- * JSON values (numbers close as numpy's `allclose`, tuples printed as lists); when the expected output is not
- * JSON, the stdout rules on the text.
+ * Whether a function's return value (the JSON the launcher wrote, tuples as lists) equals the expected
+ * output, as Python's `==` compares the two decoded values: integers exactly at any size, an integer equal
+ * to a float only when the float is that integer, NaN equal to nothing, booleans never numbers. No float
+ * tolerance and no text fallback: an expected output that is not JSON matches nothing.
  */
 export function matchReturn(actualJson: string, expected: string): ReturnRule | null {
-  const want = parseJson(expected);
-  if (want.ok) {
-    const got = parseJson(actualJson);
-    if (got.ok && sameValue(got.value, want.value)) return 'json_equal';
-  }
-  return matchOutput(actualJson, expected);
+  const want = parseExactJson(expected);
+  const got = parseExactJson(actualJson);
+  return want !== undefined && got !== undefined && sameValue(got, want) ? 'json_equal' : null;
 }
 
-function sameValue(a: unknown, e: unknown): boolean {
-  if (typeof a === 'number' && typeof e === 'number') return closeNumbers(a, e);
-  if (Array.isArray(a) && Array.isArray(e)) return a.length === e.length && a.every((x, i) => sameValue(x, e[i]));
-  if (isRecord(a) && isRecord(e)) {
-    const keys = Object.keys(e);
-    return keys.length === Object.keys(a).length && keys.every((key) => key in a && sameValue(a[key], e[key]));
+function sameValue(a: ExactJson, e: ExactJson): boolean {
+  if (Array.isArray(a) || Array.isArray(e)) return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((x, i) => sameValue(x, e[i]!));
+  if (isNumber(a) || isNumber(e)) return isNumber(a) && isNumber(e) && sameNumber(a.number, e.number);
+  if (isObject(a) || isObject(e)) {
+    if (!isObject(a) || !isObject(e) || a.object.size !== e.object.size) return false;
+    return [...e.object].every(([key, value]) => a.object.has(key) && sameValue(a.object.get(key)!, value));
   }
   return a === e;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isNumber = (value: ExactJson): value is { number: string } => typeof value === 'object' && value !== null && 'number' in value;
+const isObject = (value: ExactJson): value is { object: Map<string, ExactJson> } => typeof value === 'object' && value !== null && 'object' in value;
+const INTEGER = /^-?\d+$/;
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
+function sameNumber(a: string, e: string): boolean {
+  if (INTEGER.test(a) && INTEGER.test(e)) return sameInteger(a, e);
+  const [integer, float] = INTEGER.test(a) ? [a, e] : INTEGER.test(e) ? [e, a] : [undefined, undefined];
+  if (integer !== undefined) {
+    const value = toFloat(float!);
+    return Number.isInteger(value) && sameInteger(BigInt(value).toString(), integer);
   }
+  return toFloat(a) === toFloat(e);
 }
+
+const toFloat = (text: string): number => (text === 'NaN' ? Number.NaN : text.endsWith('Infinity') ? (text.startsWith('-') ? -Infinity : Infinity) : Number(text));

@@ -1,41 +1,51 @@
 import type { IsolationTool, SandboxConfig } from './sandbox-config.js';
 import { FLOOR_CONFINEMENT_SOURCE } from './floor-confinement-source.js';
-import { HARNESS_SOURCE } from './harness-source.js';
+import { LAUNCHER_SOURCE } from './launcher-source.js';
+import { interpreterTree } from './sandbox-job.js';
 
-/** The argv that starts one sandboxed harness. */
+/** The descriptor on which bwrap reads the seccomp filter. */
+export const SECCOMP_FD = 5;
+
+/**
+ * The argv that starts one test's sandbox. Under either tool the launcher, then the solution, is the PID
+ * namespace's init (bwrap's `--as-pid-1`; `unshare --fork`): no other process shares the sandbox, and when
+ * the worker kills that init the kernel kills every process of the answer, however it detached.
+ */
 export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[] {
   // -I: no user site, no PYTHON* variables, no script directory on sys.path.
-  const harness = [config.python, '-I', '-c', HARNESS_SOURCE];
   if (tool === 'unshare') {
-    // The floor: new user, network, PID, IPC and mount namespaces (no network, a /proc of its own); the
-    // harness itself then makes the system read-only, mounts a private /tmp and drops its capabilities.
-    const confined = `${FLOOR_CONFINEMENT_SOURCE}\nconfine_floor(${config.maxFileBytes})\n${HARNESS_SOURCE}`;
-    return ['unshare', '--user', '--map-root-user', '--net', '--pid', '--mount', '--ipc', '--uts', '--fork', '--kill-child', '--mount-proc', config.python, '-I', '-c', confined];
+    // The floor: new user, network, PID, IPC, UTS and mount namespaces; the launcher builds the root itself.
+    return ['unshare', '--user', '--map-root-user', '--net', '--pid', '--mount', '--ipc', '--uts', '--fork', '--kill-child', '--mount-proc',
+      config.python, '-I', '-c', `${FLOOR_CONFINEMENT_SOURCE}\n${LAUNCHER_SOURCE}`];
   }
+  const size = String(config.maxFileBytes);
   return [
     'bwrap',
-    '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv',
+    '--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv', '--as-pid-1',
+    '--uid', '1000', '--gid', '1000',
+    // The solution's seccomp filter, which bwrap reads from fd 5 and installs just before it starts Python.
+    '--seccomp', String(SECCOMP_FD),
     // A read-only view of the system, and nothing of the worker: no /home, /root, /etc, /work or /run.
     '--ro-bind', '/usr', '/usr',
-    ...optionalSystemLinks(),
-    ...pythonOutsideUsr(config.python),
-    '--proc', '/proc', '--dev', '/dev',
-    '--size', String(config.maxFileBytes), '--tmpfs', '/tmp',
-    // The solution's own directory, in memory, gone with the sandbox.
-    '--size', String(config.maxFileBytes), '--tmpfs', '/sandbox', '--chdir', '/sandbox',
+    ...systemLinks(),
+    ...interpreterTree(config.python).flatMap((tree) => ['--ro-bind', tree, tree]),
+    '--proc', '/proc',
+    // Four device nodes on a read-only /dev: bwrap's own --dev is an uncapped tmpfs, memory no limit counts.
+    '--size', '65536', '--tmpfs', '/dev',
+    ...['null', 'zero', 'random', 'urandom'].flatMap((device) => ['--dev-bind', `/dev/${device}`, `/dev/${device}`]),
+    '--symlink', '/proc/self/fd', '/dev/fd', '--symlink', '/proc/self/fd/0', '/dev/stdin', '--symlink', '/proc/self/fd/1', '/dev/stdout', '--symlink', '/proc/self/fd/2', '/dev/stderr',
+    '--size', size, '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
+    // The writable places, each capped: the solution's own directory (in memory, gone with the sandbox) and /tmp.
+    '--size', size, '--tmpfs', '/tmp',
+    '--size', size, '--tmpfs', '/sandbox', '--chdir', '/sandbox',
+    '--remount-ro', '/',
     '--setenv', 'HOME', '/sandbox', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'LANG', 'C.UTF-8',
-    ...harness,
+    config.python, '-I', '-c', LAUNCHER_SOURCE,
   ];
 }
 
 // Debian's merged /usr: /bin, /lib and /lib64 are links into /usr.
-function optionalSystemLinks(): string[] {
+function systemLinks(): string[] {
   return ['--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--symlink', 'usr/sbin', '/sbin'];
-}
-
-// An interpreter outside /usr (a venv, /opt) needs its own tree, read-only.
-function pythonOutsideUsr(python: string): string[] {
-  if (python.startsWith('/usr/')) return [];
-  const root = python.split('/').slice(0, -2).join('/');
-  return root === '' ? [] : ['--ro-bind', root, root];
 }

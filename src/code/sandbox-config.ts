@@ -11,20 +11,16 @@ export interface SandboxConfig {
   python: string;
   /** Force one tool (`RATCHET_CODE_SANDBOX=bwrap|unshare`); default: bwrap when it runs, else unshare. */
   tool?: IsolationTool;
-  /** Processes (and threads) per sandbox, counted per sandbox user; default 64. */
+  /** Processes (and threads) per sandbox, counted in the sandbox's own user namespace; default 64. */
   maxProcesses: number;
-  /** Largest file a solution may write, and the size of its private /tmp; default 16 MB. */
+  /** Largest file a solution may write, and the size of each of its tmpfs (/sandbox, /tmp, /dev/shm); default 16 MB. */
   maxFileBytes: number;
-  /** Stdout (or return value) a test may print before it counts as a runtime error; default 16 MB. */
+  /** Open files per process; it also bounds what pipe and socket buffers can hold outside the memory limit. Default 256. */
+  maxOpenFiles: number;
+  /** Stdout (or return value) a test may print before it counts as a runtime error; default 16 MB. Stderr is truncated, never counted. */
   maxOutputBytes: number;
-  /** Wall-clock cap on one answer, all its tests together, in seconds (`RATCHET_CODE_ANSWER_TIMEOUT_S`); default 60. */
+  /** Cap on one answer's time in its sandboxes, all its tests together, in seconds (`RATCHET_CODE_ANSWER_TIMEOUT_S`); default 60. */
   answerTimeoutS: number;
-  /**
-   * When the worker runs as root, sandbox k runs as host uid `firstUid + k` (`RATCHET_CODE_FIRST_UID`, default
-   * 61000), so each sandbox has its own process count and none can signal the worker or another sandbox. Give
-   * each worker process on one host its own range.
-   */
-  firstUid: number;
 }
 
 /** The configuration from the environment, over the defaults. */
@@ -39,9 +35,9 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
     ...(tool ? { tool } : {}),
     maxProcesses: 64,
     maxFileBytes: 16 * 1024 * 1024,
+    maxOpenFiles: 256,
     maxOutputBytes: 16 * 1024 * 1024,
     answerTimeoutS: positive(env.RATCHET_CODE_ANSWER_TIMEOUT_S, 'RATCHET_CODE_ANSWER_TIMEOUT_S') ?? 60,
-    firstUid: positive(env.RATCHET_CODE_FIRST_UID, 'RATCHET_CODE_FIRST_UID') ?? 61000,
   };
 }
 

@@ -1,26 +1,39 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { HarnessJob, HarnessResult } from './harness-protocol.js';
-import { processesOwnedBy, reapSlot } from './process-count.js';
-import { runHarness, type HarnessEnd } from './run-harness.js';
+import { runTest, type TestRun } from './run-test.js';
 import { sandboxArgv } from './sandbox-command.js';
 import { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
 import { SandboxFailure } from './sandbox-failure.js';
+import { sandboxJob } from './sandbox-job.js';
+import { seccompFilter } from './seccomp-filter.js';
+import { sandboxOwner } from './sandbox-owner.js';
+
+/** One answer's code and the row's limits, as each of its tests runs it. */
+export interface AnswerCode {
+  code: string;
+  fnName: string;
+  timeoutS: number;
+  memoryMb: number;
+}
+
+/** How long a sandbox may take to start before it, not the answer, has failed. */
+const SETUP_TIMEOUT_MS = 15_000;
 
 /**
- * At most `concurrency` sandboxes at once, each in a slot of its own (its own host uid when the worker runs
- * as root). The isolation tool is chosen on first use by running a probe answer: bubblewrap when it works,
- * else `unshare`; when neither works every run throws `SandboxFailure`, as code never runs unconfined.
+ * At most `concurrency` tests at once, each in a fresh sandbox of its own. The isolation tool is chosen on
+ * first use by running a probe answer: bubblewrap when it works, else `unshare`; when neither works every run
+ * throws `SandboxFailure`, as code never runs unconfined. Nothing is shared between sandboxes or between
+ * worker processes: no uid range, no directory, no clean-up by uid.
  */
 export class CodeSandboxPool {
   readonly config: SandboxConfig;
-  private readonly free: number[];
-  private readonly waiting: Array<(slot: number) => void> = [];
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
   private chosen: Promise<IsolationTool> | undefined;
+  private filter: Buffer | undefined;
 
   constructor(config: Partial<SandboxConfig> = {}) {
     this.config = { ...sandboxConfigFromEnv(), ...config };
-    this.free = Array.from({ length: this.config.concurrency }, (_, slot) => slot);
   }
 
   /** The isolation tool in use, once probed. */
@@ -29,30 +42,23 @@ export class CodeSandboxPool {
     return this.chosen;
   }
 
-  /** Runs one job in a sandbox when a slot is free; see `runHarness`. */
-  async run(job: HarnessJob, onResult: (result: HarnessResult) => boolean): Promise<HarnessEnd> {
-    const tool = await this.tool();
-    const slot = await this.acquire();
-    try {
-      return await this.runIn(tool, slot, job, onResult);
-    } finally {
-      this.release(slot);
-    }
+  /** Runs one test of an answer when a sandbox is free; see `runTest`. */
+  async runTest(answer: AnswerCode, input: string, timeoutMs: number): Promise<TestRun> {
+    return this.runWith(await this.tool(), answer, input, timeoutMs);
   }
 
-  private async runIn(tool: IsolationTool, slot: number, job: HarnessJob, onResult: (result: HarnessResult) => boolean): Promise<HarnessEnd> {
-    const path = resolveTool(tool);
-    const argv = [path, ...sandboxArgv(tool, this.config).slice(1)];
-    const root = process.getuid?.() === 0;
-    const owner = root ? { uid: this.config.firstUid + slot, gid: this.config.firstUid + slot } : {};
-    if (!root) job = { ...job, maxProcesses: job.maxProcesses + processesOwnedBy(process.getuid?.() ?? 0) };
-    // Either tool gives the solution a tmpfs directory of its own; nothing is left on the machine to clean.
-    const answerTimeoutMs = Math.min(this.config.answerTimeoutS, job.inputs.length * job.timeoutS + 5) * 1000;
+  private async runWith(tool: IsolationTool, answer: AnswerCode, input: string, timeoutMs: number): Promise<TestRun> {
+    await this.acquire();
     try {
-      return await runHarness({ argv, cwd: '/', ...owner, answerTimeoutMs }, job, onResult);
+      const argv = sandboxArgv(tool, this.config);
+      argv[0] = resolveTool(tool);
+      const job = sandboxJob(answer.code, answer.fnName, { timeoutS: answer.timeoutS, memoryMb: answer.memoryMb }, tool, this.config);
+      return await runTest({
+        argv, ...sandboxOwner(), timeoutMs, setupTimeoutMs: SETUP_TIMEOUT_MS, maxOutputBytes: this.config.maxOutputBytes, memoryLimitBytes: answer.memoryMb * 1024 * 1024,
+        ...(tool === 'bwrap' ? { seccompFilter: (this.filter ??= seccompFilter()) } : {}),
+      }, job, input);
     } finally {
-      // Under root the slot's uid is the sandbox's alone: the next answer in this slot starts with nothing of this one left.
-      if (owner.uid !== undefined) await reapSlot(owner.uid);
+      this.release();
     }
   }
 
@@ -75,33 +81,26 @@ export class CodeSandboxPool {
   }
 
   private async probe(tool: IsolationTool): Promise<void> {
-    const job: HarnessJob = {
-      code: 'print(sum(int(x) for x in input().split()))', fnName: '', inputs: ['2 3\n'], timeoutS: 10, memoryMb: 256,
-      maxProcesses: this.config.maxProcesses, maxFileBytes: this.config.maxFileBytes, maxOutputBytes: this.config.maxOutputBytes,
-    };
-    let stdout: string | undefined;
-    const slot = await this.acquire();
-    try {
-      await this.runIn(tool, slot, job, (result) => {
-        stdout = result.status === 'ran' ? result.stdout : `${result.status}: ${result.error ?? ''}`;
-        return true;
-      });
-    } finally {
-      this.release(slot);
+    const answer = { code: 'print(sum(int(x) for x in input().split()))', fnName: '', timeoutS: 10, memoryMb: 256 };
+    const run = await this.runWith(tool, answer, '2 3\n', 10_000);
+    const printed = run.kind === 'exited' ? run.stdout.toString('utf8').trim() : run.kind;
+    if (run.kind !== 'exited' || run.code !== 0 || printed !== '5') {
+      throw new SandboxFailure(`the probe answer printed ${JSON.stringify(printed)}, not "5": ${run.stderr.trim().slice(-300)}`);
     }
-    if (stdout?.trim() !== '5') throw new SandboxFailure(`the probe answer printed ${JSON.stringify(stdout ?? null)}, not "5"`);
   }
 
-  private acquire(): Promise<number> {
-    const slot = this.free.pop();
-    if (slot !== undefined) return Promise.resolve(slot);
+  private acquire(): Promise<void> {
+    if (this.running < this.config.concurrency) {
+      this.running += 1;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
-  private release(slot: number): void {
+  private release(): void {
     const next = this.waiting.shift();
-    if (next) next(slot);
-    else this.free.push(slot);
+    if (next) next();
+    else this.running -= 1;
   }
 }
 

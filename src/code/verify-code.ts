@@ -1,7 +1,5 @@
-import { matchOutput } from './compare-output.js';
-import { matchReturn } from './compare-return.js';
 import { extractCode } from './extract-code.js';
-import { harnessJob, type HarnessResult } from './harness-protocol.js';
+import { judgeRun } from './judge-run.js';
 import { CodeSandboxPool } from './sandbox-pool.js';
 import type { CodeTask, CodeVerdict } from './types.js';
 
@@ -39,35 +37,23 @@ export async function verifyCodeAnswer(task: CodeTask, prediction: string, optio
 
   const sandbox = options.sandbox ?? sharedCodeSandboxPool();
   const timeoutS = task.timeoutS ?? DEFAULT_TEST_TIMEOUT_S;
-  const job = harnessJob(code, task.tests, {
-    timeoutS, memoryMb: task.memoryMb ?? DEFAULT_MEMORY_MB,
-    maxProcesses: sandbox.config.maxProcesses, maxFileBytes: sandbox.config.maxFileBytes, maxOutputBytes: sandbox.config.maxOutputBytes,
-  });
-  let passed = 0;
-  let failure: CodeVerdict | undefined;
+  const answer = { code, fnName: task.tests.fnName, timeoutS, memoryMb: task.memoryMb ?? DEFAULT_MEMORY_MB };
+  // The answer's overall budget counts time in its sandboxes, not time spent waiting for one.
+  let budgetMs = Math.min(sandbox.config.answerTimeoutS, total * timeoutS + 5) * 1000;
   const rules = new Set<string>();
-  const end = await sandbox.run(job, (result: HarnessResult) => {
-    const test = `test ${result.test + 1} of ${total}`;
-    if (result.status !== 'ran') {
-      failure = verdict({ status: result.status, passed, detail: `${test}: ${result.status === 'timeout' ? `ran past ${timeoutS} s` : 'crashed'}${result.error ? `: ${result.error.trim().slice(-600)}` : ''}` });
-      return false;
+  for (let index = 0; index < total; index++) {
+    const test = `test ${index + 1} of ${total}`;
+    if (budgetMs <= 0) return verdict({ status: 'timeout', passed: index, detail: `the answer ran past its overall limit after ${index} of ${total} tests` });
+    const overall = budgetMs < timeoutS * 1000;
+    const run = await sandbox.runTest(answer, task.tests.inputs[index] ?? '', Math.min(timeoutS * 1000, budgetMs));
+    budgetMs -= run.elapsedMs;
+    const outcome = judgeRun(run, task.tests.outputs[index] ?? '', task.tests.fnName !== '');
+    if (outcome.status !== 'passed') {
+      const why = outcome.status === 'timeout' && overall ? 'the answer ran past its overall limit' : outcome.detail;
+      return verdict({ status: outcome.status, passed: index, detail: `${test}: ${why}` });
     }
-    const expected = task.tests.outputs[result.test] ?? '';
-    const rule = task.tests.fnName ? matchReturn(result.stdout, expected) : matchOutput(result.stdout, expected);
-    if (rule === null) {
-      failure = verdict({ status: 'wrong', passed, detail: `${test}: expected ${preview(expected)}, got ${preview(result.stdout)}` });
-      return false;
-    }
-    rules.add(rule);
-    passed += 1;
-    return true;
-  });
-  if (failure) return failure;
-  if (end.kind === 'answer_timeout') return verdict({ status: 'timeout', passed, detail: `the answer ran past its overall limit after ${passed} of ${total} tests` });
-  if (end.kind === 'killed_by_answer') return verdict({ status: 'runtime_error', passed, detail: end.detail });
-  return verdict({ status: 'correct', passed, detail: `all ${total} tests passed (${[...rules].join(', ')})` });
+    rules.add(outcome.rule);
+  }
+  return verdict({ status: 'correct', passed: total, detail: `all ${total} tests passed (${[...rules].join(', ')})` });
 }
 
-function preview(text: string): string {
-  return JSON.stringify(text.length > 120 ? `${text.slice(0, 120)}…` : text);
-}

@@ -1,37 +1,19 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodeSandboxPool, verifyCodeAnswer, type CodeTask, type IsolationTool } from '../../src/code/index.js';
+import { CodeSandboxPool, verifyCodeAnswer } from '../../src/code/index.js';
+import { fenced, marker, nameProcess, processesLeft, SANDBOXES, task } from './sandbox-fixtures.js';
 
 // Each hostile answer must be contained (the worker and the machine unchanged), scored with a verdict, and
 // leave the sandbox able to judge the next answer: under the tool the pool picks (bubblewrap where it is
 // installed, as CI installs it) and under the unshare floor.
-const suites: Array<{ name: string; tool?: IsolationTool; firstUid: number }> = [
-  { name: 'the default sandbox', firstUid: 62000 },
-  { name: 'the unshare floor', tool: 'unshare', firstUid: 62100 },
-];
-
-describe.each(suites)('$name contains a hostile answer', ({ tool, firstUid }) => {
-  const sandbox = new CodeSandboxPool({ concurrency: 2, firstUid, ...(tool ? { tool } : {}) });
-  const fenced = (code: string): string => `\`\`\`python\n${code}\n\`\`\``;
-  const task = (outputs: string[] = ['ok'], timeoutS = 2, memoryMb = 256): CodeTask => ({
-    tests: { inputs: outputs.map(() => ''), outputs, fnName: '' }, timeoutS, memoryMb,
-  });
+describe.each(SANDBOXES)('$name contains a hostile answer', ({ tool }) => {
+  const sandbox = new CodeSandboxPool({ concurrency: 2, ...(tool ? { tool } : {}) });
 
   async function expectStillJudging(): Promise<void> {
     const verdict = await verifyCodeAnswer(task(['5']), fenced('print(sum(range(3)) + 2)  # a normal answer'), { sandbox });
     expect(verdict.status).toBe('correct');
-  }
-
-  /** Sandbox processes left on the machine, by the sandbox uids (the worker runs as root in CI). */
-  function leftoverSandboxProcesses(): string[] {
-    const table = execFileSync('ps', ['-eo', 'uid=,stat=,args=']).toString().split('\n');
-    return table.filter((row) => {
-      const [uid, stat] = row.trim().split(/\s+/);
-      return Number(uid) >= firstUid && Number(uid) < firstUid + 2 && !stat?.startsWith('Z');
-    });
   }
 
   describe('each attack', () => {
@@ -63,20 +45,22 @@ describe.each(suites)('$name contains a hostile answer', ({ tool, firstUid }) =>
     });
 
     it('a fork bomb hits the process limit and is killed, whole', async () => {
+      const name = marker();
       const started = performance.now();
-      const verdict = await verifyCodeAnswer(task(), fenced('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass'), { sandbox });
+      const verdict = await verifyCodeAnswer(task(), fenced(`${nameProcess(name)}import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass`), { sandbox });
       expect(['timeout', 'runtime_error']).toContain(verdict.status);
       expect(performance.now() - started).toBeLessThan(20_000);
-      expect(leftoverSandboxProcesses()).toEqual([]);
+      expect(await processesLeft(name, 5_000)).toEqual([]);
       await expectStillJudging();
     });
 
     it('an infinite loop times out at the test limit and is killed', async () => {
+      const name = marker();
       const started = performance.now();
-      const verdict = await verifyCodeAnswer(task(['ok'], 1), fenced('import os\nif os.fork() == 0:\n    os.setsid()  # out of the process group\nwhile True:\n    pass'), { sandbox });
+      const verdict = await verifyCodeAnswer(task(['ok'], 1), fenced(`${nameProcess(name)}import os\nif os.fork() == 0:\n    os.setsid()  # out of the process group\nwhile True:\n    pass`), { sandbox });
       expect(verdict.status).toBe('timeout');
       expect(performance.now() - started).toBeLessThan(10_000);
-      expect(leftoverSandboxProcesses()).toEqual([]);
+      expect(await processesLeft(name, 5_000)).toEqual([]);
       await expectStillJudging();
     });
 
@@ -126,12 +110,14 @@ print("leaked" if seen else "ok", sorted(os.environ))`;
       expect(verdict.detail).not.toContain('DATABASE_URL');
     });
 
-    it('an answer that kills its harness is judged (never a sandbox failure)', async () => {
-      const verdict = await verifyCodeAnswer(task(), fenced('import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nprint("ok")'), { sandbox });
-      // Under bwrap the harness dies: a runtime error. Under the floor the harness is its PID namespace's init,
-      // which ignores a SIGKILL from inside, so the answer goes on and is judged on what it printed.
-      expect(verdict.status).toBe(tool === 'unshare' ? 'correct' : 'runtime_error');
+    it('an answer that signals everything it can see is judged on what it printed (never a sandbox failure)', async () => {
+      // The answer is its PID namespace's init: nothing else is there to kill, and it ignores its own SIGKILL.
+      const name = marker();
+      const code = `${nameProcess(name)}import os, signal\nfor pid in (0, -1, os.getppid()):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\nprint("ok")`;
+      const verdict = await verifyCodeAnswer(task(), fenced(code), { sandbox });
+      expect(verdict.status).toBe('correct');
+      expect(await processesLeft(name, 5_000)).toEqual([]);
       await expectStillJudging();
     });
-});
+  });
 });

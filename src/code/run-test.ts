@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { BoundedOutput, OutputTail } from './bounded-output.js';
+import { encodeJob, type SandboxJob } from './sandbox-job.js';
+import { SandboxFailure } from './sandbox-failure.js';
+import { childrenOf, killSandbox } from './sandbox-kill.js';
+import { sandboxMemoryBytes } from './sandbox-memory.js';
+
+/** How one test's run ended, short of a sandbox failure (which throws). */
+export type TestRun =
+  /** The solution's process ended by itself: its exit status and what it printed (call mode: its return value's JSON). */
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: string; elapsedMs: number }
+  /** It ran past its deadline, printed more than the limit or held more memory: the sandbox was killed, every process of it. */
+  | { kind: Stop; stderr: string; elapsedMs: number };
+
+type Stop = 'timeout' | 'output_limit' | 'memory_limit';
+
+export interface TestLaunch {
+  argv: string[];
+  uid?: number;
+  gid?: number;
+  /** From the sandbox's ready byte to the kill. */
+  timeoutMs: number;
+  /** From the spawn to the ready byte; past it the sandbox, not the answer, failed. */
+  setupTimeoutMs: number;
+  maxOutputBytes: number;
+  /** What all processes of the sandbox may hold together. */
+  memoryLimitBytes: number;
+  /** Bytes for fd 5 (bwrap's --seccomp), when the tool installs the filter. */
+  seccompFilter?: Buffer;
+}
+
+const STDERR_TAIL = 4000;
+/** After the kill or the exit, how long stdio may take to drain before the run resolves without it. */
+const DRAIN_MS = 1000;
+/**
+ * How often the sandbox's memory is summed, from how long after the start: most tests end sooner and are never
+ * read (finding the sandbox's init can take a scan of /proc); until then RLIMIT_AS bounds each process.
+ */
+const MEMORY_POLL_MS = 100;
+const MEMORY_GRACE_MS = 250;
+
+/**
+ * Runs one test in a fresh sandbox: the job on fd 3, the test's input on stdin, the ready byte on fd 4 (and
+ * bwrap's seccomp filter on fd 5), then the solution's stdout (bounded) and stderr (its tail). Resolves at the
+ * deadline whatever the solution did to its stdio; past the deadline, the output limit or the memory limit
+ * (summed over the sandbox's processes) the whole sandbox is killed. Throws `SandboxFailure` when the sandbox
+ * cannot start or ends before it is ready.
+ */
+export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Promise<TestRun> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const [command, ...args] = launch.argv;
+    const child = spawn(command!, args, {
+      cwd: '/',
+      // Nothing of the worker's environment: no credentials, no DATABASE_URL, no PATH.
+      env: {},
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', launch.seccompFilter ? 'pipe' : 'ignore'],
+      ...(launch.uid === undefined ? {} : { uid: launch.uid, gid: launch.gid }),
+    });
+    const [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel] = child.stdio as unknown as [Writable, Readable, Readable, Writable, Readable, Writable | null];
+    const output = new BoundedOutput(launch.maxOutputBytes);
+    const tail = new OutputTail(STDERR_TAIL);
+    let ready = false;
+    let stopped: Stop | undefined;
+    let init: number | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    let deadline: NodeJS.Timeout | undefined;
+    let drain: NodeJS.Timeout | undefined;
+    let memoryPoll: NodeJS.Timeout | undefined;
+
+    const settle = (): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      clearTimeout(drain);
+      clearTimeout(setup);
+      clearInterval(memoryPoll);
+      if (child.pid !== undefined && exit === undefined) killSandbox(child.pid);
+      for (const stream of [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel]) stream?.destroy();
+      const elapsedMs = performance.now() - started;
+      if (!ready) {
+        const how = exit ? (exit.signal ?? `status ${exit.code}`) : 'no exit';
+        reject(new SandboxFailure(`${command} ended (${how}) before the sandbox was ready: ${tail.text().trim() || 'no error output'}`));
+      } else if (stopped) resolve({ kind: stopped, stderr: tail.text(), elapsedMs });
+      else resolve({ kind: 'exited', code: exit?.code ?? null, signal: exit?.signal ?? null, stdout: output.bytes(), stderr: tail.text(), elapsedMs });
+    };
+    const stop = (why: Stop): void => {
+      if (stopped || settled) return;
+      stopped = why;
+      clearInterval(memoryPoll);
+      if (child.pid !== undefined) killSandbox(child.pid);
+      drain = setTimeout(settle, DRAIN_MS);
+    };
+    const setup = setTimeout(() => {
+      if (!ready) settle();
+    }, launch.setupTimeoutMs);
+
+    readyChannel.once('data', () => {
+      ready = true;
+      const readyAt = performance.now();
+      deadline = setTimeout(() => stop('timeout'), launch.timeoutMs);
+      memoryPoll = setInterval(() => {
+        if (child.pid === undefined || exit || performance.now() - readyAt < MEMORY_GRACE_MS) return;
+        init ??= childrenOf(child.pid)[0];
+        const held = init === undefined ? undefined : sandboxMemoryBytes(init);
+        if (held !== undefined && held > launch.memoryLimitBytes) stop('memory_limit');
+      }, MEMORY_POLL_MS);
+    });
+    stdout.on('data', (chunk: Buffer) => {
+      if (!output.push(chunk)) stop('output_limit');
+    });
+    stderr.on('data', (chunk: Buffer) => tail.push(chunk));
+    // The solution may never read its input, or close it: a write error is no failure of the sandbox.
+    stdin.on('error', () => {});
+    jobChannel.on('error', () => {});
+    child.on('error', (error) => {
+      settled = true;
+      clearTimeout(setup);
+      clearTimeout(deadline);
+      reject(new SandboxFailure(`cannot start ${command}: ${error.message}`, { cause: error }));
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      drain ??= setTimeout(settle, DRAIN_MS);
+    });
+    child.on('close', settle);
+    jobChannel.end(encodeJob(job));
+    filterChannel?.on('error', () => {});
+    filterChannel?.end(launch.seccompFilter);
+    stdin.end(input);
+  });
+}

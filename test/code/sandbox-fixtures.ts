@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { CodeTask, IsolationTool } from '../../src/code/index.js';
+
+/** Both sandboxes every hostile answer runs under: the tool the pool picks (bubblewrap, as CI installs it) and the floor. */
+export const SANDBOXES: Array<{ name: string; tool?: IsolationTool }> = [
+  { name: 'the default sandbox' },
+  { name: 'the unshare floor', tool: 'unshare' },
+];
+
+export const fenced = (code: string): string => `\`\`\`python\n${code}\n\`\`\``;
+
+/** A stdin-mode task whose every test has an empty input and expects `outputs[i]`. */
+export const task = (outputs: string[] = ['ok'], timeoutS = 2, memoryMb = 256): CodeTask => ({
+  tests: { inputs: outputs.map(() => ''), outputs, fnName: '' }, timeoutS, memoryMb,
+});
+
+/** A process name (15 bytes at most, as the kernel keeps it) that an answer gives itself and its children. */
+export const marker = (): string => `rx${randomBytes(6).toString('hex')}`;
+
+/** Python that names the process (and every child it forks) `name`, as `ps -o comm` shows it. */
+export const nameProcess = (name: string): string => `import ctypes\nctypes.CDLL(None).prctl(15, ${JSON.stringify(name)}.encode(), 0, 0, 0)\n`;
+
+/** Live processes on the machine named `name`. */
+export function processesNamed(name: string): string[] {
+  return execFileSync('ps', ['-eo', 'pid=,stat=,comm=']).toString().split('\n')
+    .filter((row) => row.trim().endsWith(name) && !row.trim().split(/\s+/)[1]?.startsWith('Z'));
+}
+
+/** Waits until no process is named `name`, up to `ms`; what is still alive then. */
+export async function processesLeft(name: string, ms: number): Promise<string[]> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const left = processesNamed(name);
+    if (left.length === 0 || Date.now() > until) return left;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
