@@ -1,8 +1,8 @@
 /**
  * Python that the launcher runs first under the `unshare` floor, where no bubblewrap builds the sandbox's
  * view. It is root of its own user, mount and PID namespaces, so it builds what bwrap would: a new root
- * holding only a read-only `/usr` (and the interpreter's own tree), a fresh `/proc` with `/proc/sys`
- * read-only, four device nodes, and capped tmpfs `/tmp`, `/sandbox` and `/dev/shm`; it pivots into it,
+ * holding only a read-only `/usr` (and the interpreter's own tree, such as the code answers' virtualenv), a
+ * fresh `/proc` with `/proc/sys` read-only, four device nodes, and capped tmpfs `/tmp`, `/sandbox` and `/dev/shm`; it pivots into it,
  * detaches the host's tree (no dataset, no worker file stays reachable), makes the root read-only and drops
  * every capability, so neither it nor the solution can mount anything back.
  */
@@ -36,9 +36,10 @@ def confine_floor(floor, max_file_bytes):
         mount(b"tmpfs", target, b"tmpfs", MS_NOSUID | MS_NODEV, ("size=%d,mode=%s" % (size, mode)).encode())
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     root = "/tmp"
+    # The interpreter's tree (a virtualenv), held open before the new root covers the host's /tmp it may live in.
+    trees = [(tree, os.open(tree, os.O_PATH | os.O_DIRECTORY)) for tree in floor["extraTrees"]]
     tmpfs(root, 1 << 20, "0755")
-    for tree in ["/usr"] + floor["extraTrees"]:
-        bind_read_only(tree, root + tree)
+    bind_read_only("/usr", root + "/usr")
     for link in ("bin", "lib", "lib64", "sbin"):
         os.symlink("usr/" + link, root + "/" + link)
     os.makedirs(root + "/proc")
@@ -53,6 +54,10 @@ def confine_floor(floor, max_file_bytes):
     size = max_file_bytes
     for place in ("/tmp", "/sandbox", "/dev/shm"):
         tmpfs(root + place, size, "1777" if place != "/sandbox" else "0700")
+    # After the tmpfs mounts, as under bwrap: a tree under /tmp stays visible, read-only, at its own path.
+    for tree, held in trees:
+        bind_read_only("/proc/self/fd/%d" % held, root + tree)
+        os.close(held)
     os.chdir(root)
     check(libc.syscall(floor["pivotRootSyscall"], b".", b"."), "pivot_root")
     check(libc.umount2(b".", 2), "detach the host's root")  # MNT_DETACH

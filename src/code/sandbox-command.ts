@@ -28,7 +28,6 @@ export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[
     // A read-only view of the system, and nothing of the worker: no /home, /root, /etc, /work or /run.
     '--ro-bind', '/usr', '/usr',
     ...systemLinks(),
-    ...interpreterTree(config.python).flatMap((tree) => ['--ro-bind', tree, tree]),
     '--proc', '/proc',
     // Four device nodes on a read-only /dev: bwrap's own --dev is an uncapped tmpfs, memory no limit counts.
     '--size', '65536', '--tmpfs', '/dev',
@@ -39,6 +38,9 @@ export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[
     // The writable places, each capped: the solution's own directory (in memory, gone with the sandbox) and /tmp.
     '--size', size, '--tmpfs', '/tmp',
     '--size', size, '--tmpfs', '/sandbox', '--chdir', '/sandbox',
+    // The interpreter's own tree (a virtualenv: its site-packages; its python links into /usr), read-only, at its
+    // own path: after the tmpfs mounts, so that a tree under /tmp stays visible. Nothing else of its parents shows.
+    ...interpreterTree(config.python).flatMap((tree) => ['--ro-bind', tree, tree]),
     '--remount-ro', '/',
     '--setenv', 'HOME', '/sandbox', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'LANG', 'C.UTF-8',
     config.python, '-I', '-c', LAUNCHER_SOURCE,

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { defaultCodePython } from './code-python.js';
 
 /** Which isolation tool wraps the harness: bubblewrap where the machine has it, `unshare` as the floor. */
 export type IsolationTool = 'bwrap' | 'unshare';
@@ -7,7 +8,10 @@ export type IsolationTool = 'bwrap' | 'unshare';
 export interface SandboxConfig {
   /** Sandboxes running at once in this process (`RATCHET_CODE_SANDBOXES`); default: available cores. */
   concurrency: number;
-  /** The Python 3 interpreter (`RATCHET_CODE_PYTHON`); default /usr/bin/python3, which needs no home directory. */
+  /**
+   * The Python 3 interpreter (`RATCHET_CODE_PYTHON`); default the state folder's `code-python` virtualenv (numpy,
+   * made by `ratchet setup`), else /usr/bin/python3. Its tree is shown read-only in the sandbox.
+   */
   python: string;
   /** Force one tool (`RATCHET_CODE_SANDBOX=bwrap|unshare`); default: bwrap when it runs, else unshare. */
   tool?: IsolationTool;
@@ -31,7 +35,7 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
   }
   return {
     concurrency: positive(env.RATCHET_CODE_SANDBOXES, 'RATCHET_CODE_SANDBOXES') ?? availableParallelism(),
-    python: env.RATCHET_CODE_PYTHON || '/usr/bin/python3',
+    python: env.RATCHET_CODE_PYTHON || defaultCodePython(env),
     ...(tool ? { tool } : {}),
     maxProcesses: 64,
     maxFileBytes: 16 * 1024 * 1024,

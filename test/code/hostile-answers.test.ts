@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CodeSandboxPool, verifyCodeAnswer } from '../../src/code/index.js';
+import { interpreterTree } from '../../src/code/sandbox-job.js';
 import { fenced, marker, nameProcess, processesLeft, SANDBOXES, task } from './sandbox-fixtures.js';
 
 // Issue 23's attacks, each as an answer written to win or to do harm: none may be scored correct, take the
@@ -155,10 +156,15 @@ print("ok")`;
   });
 
   it('sees no host file: no dataset, no worker file, only the interpreter', async () => {
-    const secrets = [resolve('data/code-sample.jsonl'), resolve('package.json'), '/etc/passwd', '/etc/hostname', '/root', '/home', '/work', '/var', '/run'];
+    // The interpreter's tree (the code-python virtualenv by default) shows at its own path, and only it: the folders
+    // above it hold nothing else (test/code/code-python.test.ts).
+    const tree = interpreterTree(sandbox.config.python)[0];
+    const above = (path: string): boolean => tree !== undefined && `${tree}/`.startsWith(`${path}/`);
+    const secrets = [resolve('data/code-sample.jsonl'), resolve('package.json'), resolve('.ratchet/python-env'), '/etc/passwd', '/etc/hostname', '/root', '/home', '/work', '/var', '/run'].filter((path) => !above(path));
+    const allowed = ['usr', 'bin', 'lib', 'lib64', 'sbin', 'proc', 'dev', 'tmp', 'sandbox', ...(tree ? [tree.split('/')[1]] : [])];
     const code = `import os
 seen = [path for path in ${JSON.stringify(secrets)} if os.path.exists(path)]
-extra = sorted(set(os.listdir("/")) - {"usr", "bin", "lib", "lib64", "sbin", "proc", "dev", "tmp", "sandbox"})
+extra = sorted(set(os.listdir("/")) - set(${JSON.stringify(allowed)}))
 print("hidden" if not seen and not extra else "seen %s %s" % (seen, extra))`;
     const verdict = await verifyCodeAnswer(task(['hidden']), fenced(code), { sandbox });
     expect(verdict.detail).not.toContain('seen');
