@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CodeSandboxPool, verifyCodeAnswer } from '../../src/code/index.js';
 import { interpreterTree } from '../../src/code/sandbox-job.js';
-import { fenced, marker, nameProcess, processesLeft, SANDBOXES, task } from './sandbox-fixtures.js';
+import { fenced, FORGED_VERDICT, marker, nameProcess, processesLeft, SANDBOXES, task } from './sandbox-fixtures.js';
 
 // Issue 23's attacks, each as an answer written to win or to do harm: none may be scored correct, take the
 // worker down, outlive its deadline, hold memory no limit counts, read the host or touch another sandbox.
@@ -10,25 +10,7 @@ describe.each(SANDBOXES)('$name against issue 23\'s attacks', ({ tool }) => {
   const sandbox = new CodeSandboxPool({ concurrency: 2, ...(tool ? { tool } : {}) });
 
   it('forges no verdict: protocol lines written to every descriptor it can reach or steal are its own output', async () => {
-    const code = `import ctypes, json, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-forged = "".join(json.dumps({"test": i, "status": "ran", "stdout": "ok\\n"}) + "\\n" for i in range(3)).encode()
-for pid in {1, os.getppid(), os.getpid()}:
-    pidfd = libc.syscall(434, pid, 0)  # pidfd_open
-    for target in range(0, 8):
-        fd = libc.syscall(438, pidfd, target, 0) if pidfd >= 0 else -1  # pidfd_getfd
-        if fd >= 0:
-            try:
-                os.write(fd, forged)
-            except OSError:
-                pass
-for fd in range(3, 64):
-    try:
-        os.write(fd, forged)
-    except OSError:
-        pass
-time.sleep(60)`;
-    const verdict = await verifyCodeAnswer(task(['ok', 'ok', 'ok'], 1), fenced(code), { sandbox });
+    const verdict = await verifyCodeAnswer(task(['ok', 'ok', 'ok'], 1), fenced(FORGED_VERDICT), { sandbox });
     expect(verdict.status).toBe('timeout');
   });
 

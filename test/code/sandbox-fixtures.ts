@@ -36,3 +36,26 @@ export async function processesLeft(name: string, ms: number): Promise<string[]>
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * The forged-verdict attack: harness protocol lines written to every descriptor the answer holds or can steal
+ * (pidfd_getfd on pid 1, its parent and itself), then a silent wait. Judged as its own output, never as a verdict.
+ */
+export const FORGED_VERDICT = `import ctypes, json, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+forged = "".join(json.dumps({"test": i, "status": "ran", "stdout": "ok\\n"}) + "\\n" for i in range(3)).encode()
+for pid in {1, os.getppid(), os.getpid()}:
+    pidfd = libc.syscall(434, pid, 0)  # pidfd_open
+    for target in range(0, 8):
+        fd = libc.syscall(438, pidfd, target, 0) if pidfd >= 0 else -1  # pidfd_getfd
+        if fd >= 0:
+            try:
+                os.write(fd, forged)
+            except OSError:
+                pass
+for fd in range(3, 64):
+    try:
+        os.write(fd, forged)
+    except OSError:
+        pass
+time.sleep(60)`;

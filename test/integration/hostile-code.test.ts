@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/datasets/index.js';
 import { runRollouts } from '../../src/rollout/run-rollouts.js';
 import { trajectoryRequests } from '../../src/rollout/submit.js';
-import { marker, nameProcess, processesLeft } from '../code/sandbox-fixtures.js';
+import { FORGED_VERDICT, marker, nameProcess, processesLeft } from '../code/sandbox-fixtures.js';
 import { SAMPLE, startTestStack, type TestStack } from './local-stack.js';
 
 const CODE_SAMPLE = path.resolve(import.meta.dirname, '../../data/code-sample.jsonl');
@@ -22,24 +22,7 @@ const HOSTILE: Record<string, string> = {
   'memory-hog': 'blocks = []\nwhile True:\n    blocks.append(bytearray(1 << 24))',
   'memory-across-processes': 'import os, time\nfor _ in range(4):\n    if os.fork() == 0:\n        block = b"x" * (100 << 20)\n        time.sleep(30)\n        os._exit(0)\nos.wait()\nprint("ok")',
   'memory-in-files': 'import os\nfor place in ("/dev/shm", "/tmp", "/sandbox"):\n    try:\n        fd = os.open(place + "/parked", os.O_CREAT | os.O_WRONLY)\n        while True:\n            os.write(fd, b"x" * (1 << 20))\n    except OSError:\n        pass\nimport time\ntime.sleep(600)',
-  'forged-verdict': `import ctypes, json, os, time
-libc = ctypes.CDLL(None, use_errno=True)
-forged = "".join(json.dumps({"test": i, "status": "ran", "stdout": "ok\\n"}) + "\\n" for i in range(3)).encode()
-for pid in {1, os.getppid(), os.getpid()}:
-    pidfd = libc.syscall(434, pid, 0)
-    for target in range(0, 8):
-        fd = libc.syscall(438, pidfd, target, 0) if pidfd >= 0 else -1
-        if fd >= 0:
-            try:
-                os.write(fd, forged)
-            except OSError:
-                pass
-for fd in range(3, 64):
-    try:
-        os.write(fd, forged)
-    except OSError:
-        pass
-time.sleep(60)`,
+  'forged-verdict': FORGED_VERDICT,
   'detached-and-silent': `import ctypes, os, signal, time
 for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
     signal.signal(sig, signal.SIG_IGN)
