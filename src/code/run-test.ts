@@ -5,6 +5,7 @@ import { encodeJob, type SandboxJob } from './sandbox-job.js';
 import { SandboxFailure } from './sandbox-failure.js';
 import { childrenOf, killSandbox } from './sandbox-kill.js';
 import { sandboxMemoryBytes } from './sandbox-memory.js';
+import { startRunningBudget, type RunningBudget } from '../timing/running-budget.js';
 
 /** How one test's run ended, short of a sandbox failure (which throws). */
 export type TestRun =
@@ -67,16 +68,16 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
     let init: number | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let settled = false;
-    let deadline: NodeJS.Timeout | undefined;
+    let deadline: RunningBudget | undefined;
     let drain: NodeJS.Timeout | undefined;
     let memoryPoll: NodeJS.Timeout | undefined;
 
     const settle = (): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(deadline);
+      deadline?.cancel();
       clearTimeout(drain);
-      clearTimeout(setup);
+      setup.cancel();
       clearInterval(memoryPoll);
       if (child.pid !== undefined && exit === undefined) killSandbox(child.pid);
       for (const stream of [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel]) stream?.destroy();
@@ -94,14 +95,16 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
       if (child.pid !== undefined) killSandbox(child.pid);
       drain = setTimeout(settle, DRAIN_MS);
     };
-    const setup = setTimeout(() => {
+    // Both limits count the time this process ran, not a freeze of it and the sandbox under it (running-budget.ts):
+    // a stalled worker must not judge a correct answer a timeout.
+    const setup = startRunningBudget(launch.setupTimeoutMs, () => {
       if (!ready) settle();
-    }, launch.setupTimeoutMs);
+    });
 
     readyChannel.once('data', () => {
       ready = true;
       const readyAt = performance.now();
-      deadline = setTimeout(() => stop('timeout'), launch.timeoutMs);
+      deadline = startRunningBudget(launch.timeoutMs, () => stop('timeout'));
       memoryPoll = setInterval(() => {
         if (child.pid === undefined || exit || performance.now() - readyAt < MEMORY_GRACE_MS) return;
         init ??= childrenOf(child.pid)[0];
@@ -118,8 +121,8 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
     jobChannel.on('error', () => {});
     child.on('error', (error) => {
       settled = true;
-      clearTimeout(setup);
-      clearTimeout(deadline);
+      setup.cancel();
+      deadline?.cancel();
       reject(new SandboxFailure(`cannot start ${command}: ${error.message}`, { cause: error }));
     });
     child.on('exit', (code, signal) => {

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { VerifierRequest, VerifierResponse } from './pool-protocol.js';
-import { startRunningBudget, type RunningBudget } from './running-budget.js';
+import { startRunningBudget, type RunningBudget } from '../timing/running-budget.js';
 import type { AnswerExtraction, Verdict, VerifierOptions, VerifierPoolOptions } from './types.js';
 
 const DEFAULT_BUDGET_MS = 3000;
