@@ -17,6 +17,18 @@ RUN --mount=type=cache,target=/root/.npm npm ci \
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
+# Code answers run under bubblewrap (the unshare floor otherwise) with an interpreter that has numpy, as AReaL's
+# sandbox does: the same hashed lock `ratchet setup` installs from. Both sandboxes need user namespaces: run the
+# CPU worker's container with them allowed (see deploy/README.md).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
+COPY scripts/code-python/requirements.lock /opt/ratchet/code-python.lock
+RUN python3 -m venv /opt/ratchet/code-python \
+ && /opt/ratchet/code-python/bin/python -m pip install --disable-pip-version-check --quiet --require-hashes --no-deps --only-binary :all: -r /opt/ratchet/code-python.lock \
+ && /opt/ratchet/code-python/bin/python -c "import numpy" \
+ && chmod -R a+rX /opt/ratchet
+ENV RATCHET_CODE_PYTHON=/opt/ratchet/code-python/bin/python
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

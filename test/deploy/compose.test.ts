@@ -366,6 +366,14 @@ describe('Dockerfile', () => {
     expect(instruction('USER').at(-1)).toMatch(/^(?!root$|0$)\w+/);
   });
 
+  it('gives code answers bubblewrap and an interpreter with numpy from the hashed lock `ratchet setup` uses', () => {
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bpython3\b[^\n]*\bpython3-venv\b[^\n]*\bbubblewrap\b/);
+    expect(instruction('COPY')).toContain('scripts/code-python/requirements.lock /opt/ratchet/code-python.lock');
+    expect(dockerfile).toMatch(/pip install [^\n]*--require-hashes[^\n]*-r \/opt\/ratchet\/code-python\.lock/);
+    expect(instruction('ENV')).toContain('RATCHET_CODE_PYTHON=/opt/ratchet/code-python/bin/python');
+    expect(read('.dockerignore').split('\n')).not.toContain('scripts');
+  });
+
   it('keeps local state and build output out of the build context', () => {
     const ignored = read('.dockerignore').split('\n').map((line) => line.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.ratchet', '.git']));
