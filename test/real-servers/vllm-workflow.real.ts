@@ -207,11 +207,15 @@ describe('failures against a real vLLM', () => {
       expect(row.seqlens).toHaveLength(2);
       expectSeedInvariants(row, stack.tokenizer);
     }
-    // The attempt cut by the crash fails once; the next waits in the queue until the server is healthy again.
+    // The attempt cut by the crash fails once; the next waits in the queue until the server is healthy again. Once
+    // it is back, an attempt may still end twice for reasons of the new server, not of its downtime: a request to the
+    // old model name, and the watcher's reload of the current version onto the restarted server (tag "default"),
+    // which aborts what is in flight. A worker polling while the server was down (backoff 1 s, 2 s, 4 s… over the
+    // 30–70 s a start takes) would burn five or more.
     for (const request of requests) {
       const history = await stack.client.workflow.getHandle(request.trajectoryId).fetchHistory();
       const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt ?? 1);
-      expect(Math.max(...attempts)).toBeLessThanOrEqual(3);
+      expect(Math.max(...attempts)).toBeLessThanOrEqual(4);
     }
   });
 });
