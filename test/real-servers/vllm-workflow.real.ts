@@ -63,11 +63,13 @@ describe('trajectories against a real vLLM', () => {
     await untilIdle();
     const before = await greedyProbe();
     // Turns long enough that the reload lands mid-turn even when a busy server's counter lags by seconds, or an
-    // idle one streams fast (~90 tokens/s here: 1,600 tokens is ~18 s; once, 1,200 ended before the reload).
+    // idle one streams fast (~90 tokens/s here: 1,600 tokens is ~18 s; once, 1,200 ended before the reload). The
+    // publish waits for 100 tokens, past the first checkpoints (every 500 ms): a reload before any checkpoint makes
+    // the resumed turn regenerate from its start under the new version.
     const [request] = trajectoryRequests('bump', stack.problems.slice(4, 5), 1, { turns: 2, maxNewTokens: 1600 });
     const start = (await vllm.metrics()).generatedTokens;
     const { handle } = await submitTrajectory(stack.client, request!);
-    await until(async () => (await vllm.metrics()).generatedTokens - start >= 20, 60_000);
+    await until(async () => (await vllm.metrics()).generatedTokens - start >= 100, 60_000);
     await publishPolicyVersion(stack.pool, 1, POLICY_MODELS[1]);
     const result = await handle.result();
 
