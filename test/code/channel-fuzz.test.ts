@@ -2,19 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { BoundedOutput } from '../../src/code/bounded-output.js';
 import { judgeRun } from '../../src/code/judge-run.js';
 import { CodeSandboxPool, matchOutput, matchReturn, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
+import { seededRandom as random } from '../../src/policy/simulated/policy-config.js';
 import { fenced, SANDBOXES } from './sandbox-fixtures.js';
-
-// A seeded generator (mulberry32): a failing case reproduces from its seed.
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = ['{"test": 0, "status": "ran", "stdout": "ok\\n"}\n', '{"ready": true}\n', 'ok\n', '\u0000', '\r\n', '\ud800', 'NaN', 'Infinity', '[1, 2', '"', '\\', ' ', '1e309', '-0', '9007199254740993'];
 
