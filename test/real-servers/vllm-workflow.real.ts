@@ -119,7 +119,22 @@ describe('failures against a real vLLM', () => {
       // in the checkpoint to resume from.
       const checkpointed = async () => (await stack.pool.query<{ n: number }>(
         "SELECT coalesce(max(token_count), 0)::int AS n FROM turn_checkpoints WHERE trajectory_id = $1", [request!.trajectoryId])).rows[0]!.n;
-      await until(async () => (await checkpointed()) >= 40, 60_000);
+      // Up to two minutes: a cold worker process loads its bundle and probes the server before it polls. A worker that
+      // died, or a wait that ran out, says what it saw (one CI run timed out here with no trace of why).
+      const untilCheckpointed = async (tokens: number) => {
+        try {
+          await until(async () => {
+            if (first.exitCode !== null || first.signalCode !== null) throw new WorkerExited(`the GPU worker exited (${first.exitCode ?? first.signalCode}) before ${tokens} tokens were checkpointed`);
+            return (await checkpointed()) >= tokens;
+          }, 120_000);
+        } catch (error) {
+          const pending = (await handle.describe().catch(() => undefined))?.raw.pendingActivities ?? [];
+          const metrics = await vllm.metrics().catch((e: Error) => e.message);
+          throw new Error(`${(error as Error).message}; checkpointed ${await checkpointed()}, server ${JSON.stringify(metrics)}, `
+            + `pending activities ${JSON.stringify(pending.map((a) => ({ type: a.activityType?.name, state: a.state, attempt: a.attempt, failure: a.lastFailure?.message })))}`);
+        }
+      };
+      await untilCheckpointed(40);
       const rateStart = { at: Date.now(), tokens: await checkpointed() };
       // The worker's count is followed in the background, so no scrape delays the kill; the last one before the kill
       // is a lower bound of what had reached the worker.
@@ -131,7 +146,7 @@ describe('failures against a real vLLM', () => {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       })();
-      await until(async () => (await checkpointed()) >= 100, 60_000);
+      await untilCheckpointed(100);
       const checkpointAtKill = await checkpointed();
       const rate = (checkpointAtKill - rateStart.tokens) / ((Date.now() - rateStart.at) / 1000);
       const exited = new Promise((resolve) => first.once('exit', resolve));
@@ -282,9 +297,12 @@ async function untilIdle(): Promise<void> {
   await until(async () => (await vllm.metrics()).running === 0, 30_000);
 }
 
+/** Ends a wait at once: the process it waited on is gone. */
+class WorkerExited extends Error {}
+
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch(() => false))) {
+  while (!(await condition().catch((error: unknown) => { if (error instanceof WorkerExited) throw error; return false; }))) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
