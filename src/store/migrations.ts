@@ -293,6 +293,21 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
       END $$;
     `,
   },
+  {
+    id: '010_run_columns',
+    sql: `
+      -- The run a row belongs to, as a column the dashboard can index: every trajectory id is \`<run>/...\`
+      -- (src/store/run-views.ts). Generated, so no writer can set it wrong and rows stored before this migration
+      -- have it too. Pages of a run at a million trajectories read these indexes instead of scanning id prefixes.
+      ALTER TABLE trajectories ADD COLUMN run_id text GENERATED ALWAYS AS (split_part(trajectory_id, '/', 1)) STORED;
+      ALTER TABLE monitor_records ADD COLUMN run_id text GENERATED ALWAYS AS (split_part(trajectory_id, '/', 1)) STORED;
+      ALTER TABLE trajectory_prompts ADD COLUMN run_id text GENERATED ALWAYS AS (split_part(trajectory_id, '/', 1)) STORED;
+      CREATE INDEX trajectories_run_finished ON trajectories (run_id, finished_at DESC, trajectory_id);
+      CREATE INDEX trajectories_run_qid ON trajectories (run_id, qid);
+      CREATE INDEX monitor_records_run ON monitor_records (run_id);
+      CREATE INDEX trajectory_prompts_run ON trajectory_prompts (run_id);
+    `,
+  },
 ];
 
 /** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */
