@@ -5,7 +5,9 @@
  * of examples/train against it; checks every stored row of the run against the seed's invariants, writes the
  * chart, stops everything it started (by pid) and sums the run up in its last line.
  *
- *   npm run demo:train -- [--steps N] [--eta N] [--temperature T] [--keep-up]   (needs `npm run setup:vllm`)
+ *   npm run demo:train -- [--steps N] [--eta N] [--temperature T] [--keep-up] [--screenshots DIR]   (needs `npm run setup:vllm`)
+ *
+ * `--screenshots docs/images` refreshes the README's pictures of the run page, taken mid-run and at the end.
  */
 import './demo-train/quiet-logs.js';
 import { existsSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { loadModelTokenizer } from '../src/tokens/model-tokenizer.js';
 import { startRatchetUi } from '../src/ui/server.js';
 import { uiPort } from '../src/ui/ui-port.js';
 import { startVllm, VLLM_PYTHON, type RunningVllm } from '../test/real-servers/vllm-server.js';
+import { RunPageScreenshots } from './demo-train/run-page-screenshots.js';
 import { checkRunRows } from './demo-train/run-rows.js';
 import { runTrainer, type TrainerEvent, type TrainerRun } from './demo-train/trainer-process.js';
 
@@ -34,6 +37,7 @@ const { values: flags } = parseArgs({
     // The README's chart is docs/images/demo-train.png (`--chart docs/images/demo-train.png` refreshes it).
     chart: { type: 'string' },
     'keep-up': { type: 'boolean', default: false },
+    screenshots: { type: 'string' },
   },
 });
 
@@ -86,16 +90,24 @@ async function main(): Promise<number> {
   say(`    run ${runId}${ui ? `: watch it at ${ui.url}/runs/${encodeURIComponent(runId)}` : ''}${runtime.stack.temporalUiUrl ? `, Temporal UI ${runtime.stack.temporalUiUrl}` : ''}`);
 
   say(`4/4 training: ${flags.steps} steps, η = ${flags.eta}, each publishing a version the GPU worker loads into vLLM mid-run`);
+  const screenshots = ui && flags.screenshots ? new RunPageScreenshots(path.resolve(flags.screenshots), ui.url, runId) : undefined;
+  if (screenshots) stops.push(() => screenshots.close());
+  const midRun = Math.floor(Number(flags.steps) / 2);
   const trainer = runTrainer([
     'train', '--models', models, '--vllm-url', vllm.url, '--run', runId, '--steps', flags.steps, '--eta', flags.eta,
     '--temperature', flags.temperature, '--metrics', path.join(work, `${runId}.jsonl`), '--chart', chart,
   ], { TEMPORAL_ADDRESS: runtime.stack.temporalAddress, DATABASE_URL: runtime.stack.databaseUrl }, (event) => {
     if (event.event === 'step') say(stepLine(event, Number(flags.steps)));
+    if (event.event === 'step' && Number(event.step) + 1 === midRun) void screenshots?.snap('run-page-mid-run');
   });
   const events = await track(trainer);
   const done = events.at(-1)!;
   const rows = await checkRunRows(runtime.pool, tokenizer, runId);
   for (const failure of rows.failures) say(`    invalid row ${failure}`);
+  if (screenshots) {
+    const shots = [await screenshots.snap('run-page'), await screenshots.snap('run-problems', `/runs/${encodeURIComponent(runId)}/problems`)];
+    say(`    screenshots ${shots.filter(Boolean).map((file) => path.relative(ROOT, file!)).join(', ')}`);
+  }
   say(`    chart ${path.relative(ROOT, chart)}; steps ${path.relative(ROOT, path.join(work, `${runId}.jsonl`))}`);
   if (flags['keep-up']) {
     say(`    --keep-up: everything stays up for the UI (${ui?.url ?? 'no UI'}); Ctrl-C to stop`);

@@ -12,8 +12,6 @@ import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
 import { startEmbeddedPostgresOnFreePort } from '../../src/stack/embedded-postgres.js';
-import { freePort } from '../../src/stack/free-port.js';
-import { startTemporalDevServer } from '../../src/stack/temporal-dev-server.js';
 import { openDatabase } from '../../src/store/database.js';
 import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
@@ -21,6 +19,7 @@ import { VerifierPool } from '../../src/verifier/index.js';
 import { createCpuWorker } from '../../src/workers/cpu-worker.js';
 import { startGpuWorkerService } from '../../src/workers/gpu-worker-service.js';
 import { ensureSearchAttributes } from '../../src/workers/temporal-connection.js';
+import { startTestTemporal, type TestTemporal } from './test-temporal.js';
 
 export const SAMPLE = path.resolve(import.meta.dirname, '../../data/sample.jsonl');
 
@@ -30,6 +29,8 @@ export interface TestStack {
   databaseUrl: string;
   /** The Temporal dev server's and the postmaster's processes (the stall tests freeze them). */
   pids: { temporal?: number; postgres?: number };
+  /** The Temporal it runs against: the dev server, or the real server under RATCHET_TEST_TEMPORAL=server. */
+  temporal: TestTemporal;
   client: Client;
   pool: pg.Pool;
   tokenizer: ModelTokenizer;
@@ -61,7 +62,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
   const stops: (() => Promise<unknown>)[] = [() => rm(stateDir, { recursive: true, force: true })];
   const stop = async () => { for (const fn of stops.reverse()) await fn().catch(() => undefined); };
   try {
-    const temporal = await startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: await freePort(), headless: true });
+    const temporal = await startTestTemporal(stateDir);
     stops.push(temporal.stop);
     const postgres = await startEmbeddedPostgresOnFreePort(stateDir);
     stops.push(postgres.stop);
@@ -105,7 +106,7 @@ export async function startTestStack(policyConfig: Partial<SimulatedPolicyConfig
     };
     return {
       exported,
-      temporalAddress: temporal.address, databaseUrl: postgres.url, pids: { temporal: temporal.pid, postgres: postgres.pid }, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, startController, stop,
+      temporalAddress: temporal.address, databaseUrl: postgres.url, pids: { temporal: temporal.pid, postgres: postgres.pid }, temporal, client: new Client({ connection }), pool, tokenizer, problems, policy, startWorkers, startController, stop,
     };
   } catch (error) {
     await stop();
