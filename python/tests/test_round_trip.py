@@ -88,7 +88,9 @@ def test_cancels_a_run_whose_groups_wait(env: dict[str, str]) -> None:
             cancelled = await client.cancel(run_id="py-cancel")
             status = await client.status("py-cancel")
             assert status is not None and status["cancelled"] >= 1
-            assert cancelled >= 2 * status["cancelled"]
+            # Every member of a waiting group is unfinished; the one running group (max_concurrent 1), cancelled too,
+            # may have a member finished already.
+            assert cancelled >= 2 * status["cancelled"] - 1
 
     asyncio.run(main())
 

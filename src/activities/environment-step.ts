@@ -49,7 +49,7 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
       const answerText = tokenizer.decodeText(turn.outputIds);
       const verdict = input.code ? await judgeCode(input, input.code, answerText) : await judgeMath(verifier, input, answerText);
       const feedback = feedbackFor(verdict.success, input.outputHadEos);
-      const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, { answerText, extracted: verdict.predicted, status: verdict.status }, feedback);
+      const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, { answerText, extracted: verdict.predicted, status: verdict.status, ...(verdict.detail === undefined ? {} : { detail: verdict.detail }) }, feedback);
       // Stored meanwhile by a run that went ahead (this one was stalled): the stored row has the answer.
       if (!kept) return storedStep(pool, input, feedbackFor);
       return keptJudgement(input, kept, verdict.detail);

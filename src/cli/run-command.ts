@@ -64,7 +64,7 @@ export async function runAndReport(args: RunArguments): Promise<RunSummary> {
         if (result.turns[0]?.success) correct += 1;
         bar.update(done, { correct, failed });
       },
-    });
+    }, runtime.pool);
     bar.stop();
     const summary = summarise(results, (performance.now() - started) / 1000);
     process.stdout.write(`${formatSummary(summary)}\n`);

@@ -12,7 +12,8 @@ import { connectClient } from '../workers/temporal-connection.js';
 export function runsCommand(): Command {
   const runs = new Command('runs').description('training runs: their counters, and cancelling them');
   runs.command('status')
-    .description('print a run\'s counters (groups waiting, running, accepted, consumed, capacity..., failed trajectories by type and class) '
+    .description('print a run\'s counters (groups waiting, running, accepted, rejected, cancelled, consumed, capacity...; trajectories '
+      + 'submitted, queued, running, completed, failed, consumed and stale, failed ones by type and class) '
       + 'as JSON, with its trainer\'s steps so far and the last one\'s metrics, and Temporal\'s count of its trajectory workflows by status '
       + 'and how many disagree with their rows')
     .argument('<run-id>')

@@ -11,6 +11,7 @@ import { failedResult } from '../rollout/run-rollouts.js';
 import { submitTrajectory } from '../rollout/submit.js';
 import { openDatabase } from '../store/database.js';
 import { finishedGroupsAfter } from '../store/group-counts.js';
+import { recordSubmissions } from '../store/run-aggregates.js';
 import { recordTrainingStep, trainingSteps } from '../store/training-steps.js';
 import type { TrainingStep } from '../training/training-step.js';
 import type { RolloutOptions } from '../trajectory/options.js';
@@ -114,6 +115,8 @@ export class RolloutClient {
     // The run exists before any workflow starts: a consumer can ask for it at once, and settings that
     // contradict an existing run fail here rather than in every trajectory.
     await ensureRun(this.pool, runConfigSchema.parse(run));
+    // Recorded before any workflow starts, so the run's submitted and queued counts include every group at once.
+    await recordSubmissions(this.pool, planned.flatMap(({ requests }) => requests.map((request) => request.trajectoryId)));
     const groups: SubmittedGroup[] = [];
     for (const { groupId, qid, requests } of planned) {
       const started = await Promise.all(requests.map((request) => submitTrajectory(this.temporal, request)));

@@ -1,25 +1,41 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type pg from 'pg';
 import { readMetricCounts } from '../store/metric-counts.js';
-import { readCounters, readRun } from '../store/rollout-groups.js';
+import type { RunAggregates } from '../store/run-aggregates.js';
+import { countersOf } from '../store/run-views.js';
+import { admissionCountersOf } from '../admission/run-status.js';
 import { admissionCapacity } from '../admission/staleness.js';
+import type { RunConfig } from '../admission/group-membership.js';
+import { STORED_VERDICTS } from '../trajectory/turn-verdicts.js';
+
+/**
+ * Runs with a `run` label of their own: the most recently active. The rest are summed under OLDER_RUNS, so a
+ * deployment's series stay bounded however many runs it keeps, and a sum over `run` is still the whole.
+ */
+export const LABELLED_RUNS = 50;
+export const OLDER_RUNS = '_older';
 
 /**
  * Ratchet's outcome metrics, read from Postgres at each scrape rather than counted in the activities: they survive
- * restarts, agree with `ratchet runs status` and the exported rows by construction, and need no hook in the
- * workflow code. Every worker serves the same values, so dashboards take max() over instances.
+ * restarts, agree with `ratchet runs status`, the UI and the exported rows by construction (the same aggregates,
+ * src/store/run-aggregates.ts, and the same definitions, countersOf), and need no hook in the workflow code. Every
+ * worker serves the same values, so dashboards take max() over instances.
  */
 export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => Promise<void> {
   const registers = [registry];
-  const trajectories = new Counter({ name: 'ratchet_trajectories_total', help: 'Stored trajectories by outcome (completed, failed) and failure type and class', labelNames: ['status', 'failure_type', 'failure_class'], registers });
-  const turns = new Counter({ name: 'ratchet_turns_total', help: 'Turns of stored trajectories by verdict (correct, wrong, no_answer, timeout, error)', labelNames: ['verdict'], registers });
-  const tokens = new Counter({ name: 'ratchet_generated_tokens_total', help: 'Output tokens of stored trajectories', registers });
+  const trajectories = new Counter({ name: 'ratchet_trajectories_total', help: 'Stored trajectories by run, outcome (completed, failed) and failure type and class', labelNames: ['run', 'status', 'failure_type', 'failure_class'], registers });
+  const turns = new Counter({ name: 'ratchet_turns_total', help: `Turns of stored trajectories by run and verdict (${STORED_VERDICTS.join(', ')}); a turn succeeds when its verdict is correct`, labelNames: ['run', 'verdict'], registers });
+  const tokens = new Counter({ name: 'ratchet_generated_tokens_total', help: 'Output tokens of stored trajectories, by run', labelNames: ['run'], registers });
+  const submitted = new Counter({ name: 'ratchet_submitted_trajectories_total', help: 'Trajectories submitted, by run (as the run page counts them: recorded by the client, at least every trajectory Postgres has seen)', labelNames: ['run'], registers });
+  const queued = new Gauge({ name: 'ratchet_queued_trajectories', help: 'Trajectories submitted and not started, by run: the backlog', labelNames: ['run'], registers });
+  const running = new Gauge({ name: 'ratchet_running_trajectories', help: 'Trajectories started and not yet stored, by run', labelNames: ['run'], registers });
+  const consumed = new Counter({ name: 'ratchet_consumed_trajectories_total', help: 'Completed trajectories in batches a consumer acknowledged, by run (counted at acknowledgement)', labelNames: ['run'], registers });
+  const stale = new Counter({ name: 'ratchet_stale_trajectories_total', help: 'Trajectories over the run\'s max_head_offpolicyness in acknowledged batches, by run (counted at acknowledgement)', labelNames: ['run'], registers });
   const batches = new Counter({ name: 'ratchet_batches_total', help: 'Batches by state: claimed (all), acknowledged, expired (lease ran out unacknowledged: its groups are re-delivered)', labelNames: ['state'], registers });
-  const groups = new Gauge({ name: 'ratchet_run_groups', help: 'Groups of a training run by state: pending (queued for admission), running, admitted', labelNames: ['run', 'state'], registers });
+  const groups = new Gauge({ name: 'ratchet_run_groups', help: 'Groups of a training run by state: pending (queued for admission), running, admitted (running or finished, not cancelled), cancelled', labelNames: ['run', 'state'], registers });
   const capacity = new Gauge({ name: 'ratchet_run_max_concurrent_groups', help: 'A run\'s max_concurrent: the most groups admission lets run at once', labelNames: ['run'], registers });
   const admission = new Gauge({ name: 'ratchet_run_admission_capacity', help: 'Groups admission would start now under the run\'s staleness bound and max_concurrent (as `ratchet runs status` capacity)', labelNames: ['run'], registers });
   const version = new Gauge({ name: 'ratchet_policy_version', help: 'The latest published policy version', registers });
-  const running = new Gauge({ name: 'ratchet_running_trajectories', help: 'Trajectories started and not yet stored', registers });
   const disagreements = new Counter({
     name: 'ratchet_status_disagreements_total', registers, labelNames: ['kind'],
     help: 'Trajectories whose closed workflow and stored row disagree (kind temporal_<status>_row_<completed|failed|missing>), as the admission controller found them',
@@ -27,24 +43,35 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
 
   return async () => {
     const counts = await readMetricCounts(pool);
-    for (const metric of [trajectories, turns, tokens, batches, groups, capacity, admission, disagreements]) metric.reset();
-    for (const row of counts.trajectories) trajectories.inc({ status: row.status, failure_type: row.failureType, failure_class: row.failureClass }, row.n);
-    for (const row of counts.turns) turns.inc({ verdict: row.verdict }, row.n);
+    for (const metric of [trajectories, turns, tokens, submitted, queued, running, consumed, stale, batches, groups, capacity, admission, disagreements]) metric.reset();
+    counts.runs.forEach((aggregates, rank) => {
+      const run = rank < LABELLED_RUNS ? aggregates.runId : OLDER_RUNS;
+      const counters = countersOf(aggregates);
+      trajectories.inc({ run, status: 'completed', failure_type: '', failure_class: '' }, counters.completed);
+      for (const failure of aggregates.failures) trajectories.inc({ run, status: 'failed', failure_type: failure.failureType, failure_class: failure.failureClass }, failure.trajectories);
+      for (const [verdict, n] of Object.entries(aggregates.turnsByVerdict)) turns.inc({ run, verdict }, n.turns);
+      tokens.inc({ run }, counters.outputTokens);
+      submitted.inc({ run }, counters.submitted);
+      queued.inc({ run }, counters.queued);
+      running.inc({ run }, counters.running);
+      consumed.inc({ run }, counters.consumedTrajectories);
+      stale.inc({ run }, counters.staleTrajectories);
+      const settings = counts.settings.get(aggregates.runId);
+      if (run !== OLDER_RUNS && settings) trainingRunGauges(settings, aggregates, counts.policyVersion);
+    });
     for (const row of counts.disagreements) disagreements.inc({ kind: row.kind }, row.n);
-    tokens.inc(counts.generatedTokens);
     for (const [state, n] of Object.entries(counts.batches)) batches.inc({ state }, n);
-    for (const run of counts.runs) {
-      groups.set({ run: run.runId, state: 'pending' }, run.pendingGroups);
-      groups.set({ run: run.runId, state: 'running' }, run.runningGroups);
-      groups.set({ run: run.runId, state: 'admitted' }, run.admitted);
-      capacity.set({ run: run.runId }, run.maxConcurrent);
-    }
-    // The same computation admission uses, so the gauge cannot drift from what the controller does.
-    await Promise.all(counts.runs.map(async ({ runId }) => {
-      const [bound, counters] = await Promise.all([readRun(pool, runId), readCounters(pool, runId)]);
-      if (bound) admission.set({ run: runId }, admissionCapacity(bound, counters));
-    }));
     version.set(counts.policyVersion);
-    running.set(counts.runningTrajectories);
   };
+
+  function trainingRunGauges(settings: RunConfig, aggregates: RunAggregates, policyVersion: number): void {
+    const { runId: run, groups: byState } = aggregates;
+    groups.set({ run, state: 'pending' }, byState.waiting.groups);
+    groups.set({ run, state: 'running' }, byState.running.groups);
+    groups.set({ run, state: 'admitted' }, byState.running.groups + byState.unconsumed.groups + byState.rejected.groups + byState.consumed.groups);
+    groups.set({ run, state: 'cancelled' }, byState.cancelled.groups);
+    capacity.set({ run }, settings.maxConcurrent);
+    // The same computation admission uses, so the gauge cannot drift from what the controller does.
+    admission.set({ run }, admissionCapacity(settings, admissionCountersOf(aggregates, policyVersion)));
+  }
 }

@@ -1,17 +1,24 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
+import type pg from 'pg';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { TrajectoryRequest, TrajectoryResult } from '../workflows/trajectory-state.js';
 import type { TurnRecord } from '../trajectory/turn.js';
 import { FailureType, failureOf, type FailureClass, type TrajectoryFailure } from '../trajectory/failure.js';
 import { submitTrajectory } from './submit.js';
+import { recordSubmissions } from '../store/run-aggregates.js';
 
 export interface RunProgress {
   onSubmitted?(total: number, duplicates: number): void;
   onFinished?(result: TrajectoryResult, done: number): void;
 }
 
-/** Submits every request, then waits for each trajectory, turning a failed workflow into a failed result. */
-export async function runRollouts(client: Client, requests: readonly TrajectoryRequest[], progress: RunProgress = {}): Promise<TrajectoryResult[]> {
+/**
+ * Submits every request, then waits for each trajectory, turning a failed workflow into a failed result. Given the
+ * pool, the submissions are recorded in Postgres first (idempotently), so the run's backlog shows before workers
+ * start on it.
+ */
+export async function runRollouts(client: Client, requests: readonly TrajectoryRequest[], progress: RunProgress = {}, pool?: pg.Pool): Promise<TrajectoryResult[]> {
+  if (pool) await recordSubmissions(pool, requests.map((request) => request.trajectoryId));
   const submitted = await startAll(client, requests);
   progress.onSubmitted?.(submitted.length, submitted.filter((s) => s.duplicate).length);
   let done = 0;

@@ -1,37 +1,5 @@
 import type pg from 'pg';
 
-/** A run's groups by where they stand, beyond admission's counters (rollout-groups.ts `readCounters`). */
-export interface GroupCounts {
-  waiting: number;
-  rejected: number;
-  cancelled: number;
-  unconsumed: number;
-  consumed: number;
-  /** Trajectories flagged stale in acknowledged batches. */
-  staleConsumed: number;
-}
-
-export async function readGroupCounts(pool: pg.Pool, runId: string): Promise<GroupCounts> {
-  const { rows: [row] } = await pool.query(
-    `SELECT count(*) FILTER (WHERE status = 'pending' AND finished_at IS NULL) AS waiting,
-            count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NOT NULL AND completed = 0) AS rejected,
-            count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
-            count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NOT NULL AND completed > 0 AND consumed_at IS NULL) AS unconsumed,
-            count(*) FILTER (WHERE consumed_at IS NOT NULL) AS consumed,
-            (SELECT coalesce(sum(stale_trajectories), 0) FROM rollout_batches WHERE run_id = $1 AND acked_at IS NOT NULL) AS stale
-     FROM rollout_groups WHERE run_id = $1`,
-    [runId],
-  );
-  return {
-    waiting: Number(row.waiting),
-    rejected: Number(row.rejected),
-    cancelled: Number(row.cancelled),
-    unconsumed: Number(row.unconsumed),
-    consumed: Number(row.consumed),
-    staleConsumed: Number(row.stale),
-  };
-}
-
 /** A run's group that has finished, for `RolloutClient.completions`. */
 export interface FinishedGroupRow {
   groupId: string;

@@ -1,5 +1,8 @@
 import type pg from 'pg';
 import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
+import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
+import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
+import { TRAJECTORY_SEARCH_SQL } from './trajectory-search-sql.js';
 
 /** Schema changes, applied in order, each once. Never edit one that has shipped: add the next. */
 const MIGRATIONS: readonly { id: string; sql: string }[] = [
@@ -308,17 +311,29 @@ const MIGRATIONS: readonly { id: string; sql: string }[] = [
       CREATE INDEX trajectory_prompts_run ON trajectory_prompts (run_id);
     `,
   },
+  // The trajectory list's sort indexes, per-problem counts, and the code judge's detail (src/store/trajectory-search-sql.ts).
+  { id: '011_trajectory_search', sql: TRAJECTORY_SEARCH_SQL },
+  // The run page's curves as aggregates kept by triggers (src/store/run-curves-sql.ts).
+  { id: '012_run_curves', sql: RUN_CURVES_SQL + RUN_CURVES_BACKFILL_SQL },
+  // A run's counters kept by triggers as rows are written, and what clients submitted (src/store/run-aggregates-sql.ts).
+  { id: '013_run_aggregates', sql: RUN_AGGREGATES_SQL },
 ];
 
-/** Applies pending migrations. An advisory lock serialises workers that start at the same moment. */
-export async function migrate(pool: pg.Pool): Promise<string[]> {
+/**
+ * Applies pending migrations (`through`: only those up to that one, in order: the dashboard benchmark loads a million
+ * rows before the migrations whose triggers count them, and lets their backfills do it in one pass). An advisory lock
+ * serialises workers that start at the same moment.
+ */
+export async function migrate(pool: pg.Pool, options: { through?: string } = {}): Promise<string[]> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(727274)');
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
     const applied = new Set((await client.query<{ id: string }>('SELECT id FROM schema_migrations')).rows.map((row) => row.id));
-    const pending = MIGRATIONS.filter((migration) => !applied.has(migration.id));
+    const last = options.through === undefined ? MIGRATIONS.length - 1 : MIGRATIONS.findIndex((migration) => migration.id === options.through);
+    if (last < 0) throw new Error(`no migration ${options.through}`);
+    const pending = MIGRATIONS.slice(0, last + 1).filter((migration) => !applied.has(migration.id));
     for (const migration of pending) {
       await client.query(migration.sql);
       await client.query('INSERT INTO schema_migrations (id) VALUES ($1)', [migration.id]);

@@ -1,16 +1,31 @@
 import type pg from 'pg';
+import { inTransaction } from './transaction.js';
+import type { StoredVerdict } from '../trajectory/turn-verdicts.js';
+import { SORT_KEYS, type SortKey } from './trajectory-search-sql.js';
 
-/** Filters of the runs page's trajectory list; each one left out matches everything. */
+export type { SortKey } from './trajectory-search-sql.js';
+
+/** Filters of a run's trajectory list; each one left out matches everything. */
 export interface TrajectoryFilter {
   runId: string;
   qid?: string;
-  /** Some turn had this verdict (correct, wrong, no_answer, timeout, error). */
-  verdict?: string;
+  /** Part of the qid (a problem family such as `algebra/`). */
+  qidContains?: string;
+  /** Some turn had this verdict. */
+  verdict?: StoredVerdict;
   status?: 'completed' | 'failed' | 'running';
   failureType?: string;
   /** Some turn's last token came from this policy version. */
   policyVersion?: number;
-  limit?: number;
+  /** Flagged stale at hand-out (over the run's staleness bound). */
+  stale?: boolean;
+  /** Some turn was cut off by the length limit (ended without EOS: seq_no_eos_mask). */
+  truncated?: boolean;
+}
+
+export interface TrajectoryOrder {
+  sort: SortKey;
+  direction: 'asc' | 'desc';
 }
 
 export interface TrajectoryListEntry {
@@ -19,33 +34,209 @@ export interface TrajectoryListEntry {
   status: 'completed' | 'failed' | 'running';
   turns: number;
   successes: number;
+  /** R₀; null when failed or running. */
+  reward: number | null;
+  /** Per turn: its verdict ('' while not judged yet). */
+  verdicts: string[];
+  /** Per turn: ended without EOS. */
+  truncated: boolean[];
+  staleness: number | null;
   failureType: string | null;
   outputTokens: number;
   finishedAt: Date | null;
 }
 
-/** Stored and running trajectories of a run, newest first, filtered. */
-export async function searchTrajectories(pool: pg.Pool, filter: TrajectoryFilter): Promise<TrajectoryListEntry[]> {
+/**
+ * How many trajectories match: exact; or at least `count` (counting stops at COUNT_LIMIT rather than scan a large
+ * run); or, `estimated`, the planner's estimate (the bounded count ran out of time: a rare filter on a large run).
+ */
+export interface ListTotal {
+  count: number;
+  exact: boolean;
+  estimated?: boolean;
+}
+
+export interface TrajectoryPage {
+  entries: TrajectoryListEntry[];
+  /** The cursor of the next page (keyset: rows stored meanwhile never shift it), or null on the last page. */
+  next: string | null;
+  total: ListTotal;
+}
+
+export const PAGE_SIZE = 50;
+/** The bounded count's limit: past it the list says "1000+" instead of scanning every matching row. */
+export const COUNT_LIMIT = 1000;
+
+/** Stored trajectories of a run, one keyset page in the chosen order, filtered, with their total. */
+export async function listTrajectories(pool: pg.Pool, filter: TrajectoryFilter, order: TrajectoryOrder, after?: string, pageSize = PAGE_SIZE): Promise<TrajectoryPage> {
+  if (filter.status === 'running') return { entries: [], next: null, total: { count: 0, exact: true } };
+  const key = SORT_KEYS[order.sort];
+  const where = await storedConditions(pool, filter);
+  const cursor = decodeCursor(after, order.sort);
+  const params = [...where.params];
+  let condition = where.sql;
+  if (cursor) {
+    params.push(cursor.value, cursor.trajectoryId);
+    condition += ` AND ((${key.sql}), trajectory_id) ${order.direction === 'desc' ? '<' : '>'} ($${params.length - 1}::${key.type}, $${params.length})`;
+  }
+  params.push(pageSize + 1);
+  const direction = order.direction === 'desc' ? 'DESC' : 'ASC';
+  const [{ rows }, total] = await Promise.all([
+    pool.query(
+      `WITH page AS (
+         SELECT trajectory_id, qid, status, num_turns, ${SORT_KEYS.successes.sql} AS successes, rewards[1] AS reward, failure_type, output_tokens,
+                finished_at, seq_no_eos_mask, (${key.sql}) AS sort_key
+         FROM ${where.fenced ? `(SELECT * FROM trajectories t WHERE ${condition} OFFSET 0) t` : `trajectories t WHERE ${condition}`}
+         ORDER BY (${key.sql}) ${direction}, trajectory_id ${direction} LIMIT $${params.length}
+       )
+       SELECT p.*, sort_key::text AS sort_value,
+              coalesce((SELECT array_agg(r.verdict ORDER BY r.turn) FROM monitor_records r WHERE r.trajectory_id = p.trajectory_id),
+                       (SELECT array_agg(x.verdict ORDER BY x.turn) FROM turn_texts x WHERE x.trajectory_id = p.trajectory_id)) AS verdicts,
+              (SELECT m.staleness FROM rollout_members m WHERE m.trajectory_id = p.trajectory_id) AS staleness
+       FROM page p ORDER BY sort_key ${direction}, trajectory_id ${direction}`,
+      params,
+    ),
+    countStored(pool, filter, where),
+  ]);
+  const page = rows.slice(0, pageSize);
+  const last = page.at(-1);
+  return {
+    entries: page.map((row): TrajectoryListEntry => ({
+      trajectoryId: row.trajectory_id, qid: row.qid, status: row.status, turns: row.num_turns, successes: row.successes, reward: row.reward,
+      verdicts: row.verdicts ?? [], truncated: row.seq_no_eos_mask ?? [], staleness: row.staleness, failureType: row.failure_type,
+      outputTokens: row.output_tokens, finishedAt: row.finished_at,
+    })),
+    next: rows.length > pageSize && last ? encodeCursor(order.sort, last.sort_value, last.trajectory_id) : null,
+    total,
+  };
+}
+
+/**
+ * Running trajectories of a run (working rows, no stored row yet: as many as run at once, so reading them all is
+ * bounded by the run's concurrency, not its size). Their qid is the group's (training runs), else the middle of the
+ * id `<run>/<qid>/<sample>` (plain runs), so a qid holding `/` (`algebra/3`) is listed and filtered as itself.
+ */
+export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit = 100): Promise<{ entries: TrajectoryListEntry[]; count: number }> {
+  if (filter.status === 'completed' || filter.status === 'failed' || filter.failureType || filter.stale) return { entries: [], count: 0 };
   const { rows } = await pool.query(
-    `WITH listed AS (
-       SELECT trajectory_id, qid, status, num_turns AS turns, coalesce(array_length(array_positions(successes, true), 1), 0) AS successes,
-              failure_type, output_tokens, finished_at
-       FROM trajectories WHERE starts_with(trajectory_id, $1)
-       UNION ALL
-       SELECT p.trajectory_id, split_part(p.trajectory_id, '/', 2), 'running', (SELECT count(*) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id)::int,
-              (SELECT count(*) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id AND o.verdict = 'correct')::int, NULL, 0, NULL
-       FROM trajectory_prompts p WHERE starts_with(p.trajectory_id, $1) AND NOT EXISTS (SELECT 1 FROM trajectories t WHERE t.trajectory_id = p.trajectory_id)
+    `WITH running AS (
+       SELECT p.trajectory_id, p.created_at, coalesce(g.qid, substring(p.trajectory_id FROM '^[^/]*/(.*)/[^/]*$'), '') AS qid,
+              (SELECT array_agg(coalesce(o.verdict, '') ORDER BY o.turn) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS verdicts,
+              (SELECT array_agg(o.finish_reason <> 'stop' ORDER BY o.turn) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS truncated,
+              (SELECT coalesce(sum(octet_length(o.output_ids) / 4), 0) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id)::int AS output_tokens,
+              (SELECT array_agg(o.version_end) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS versions
+       FROM trajectory_prompts p LEFT JOIN rollout_members m ON m.trajectory_id = p.trajectory_id LEFT JOIN rollout_groups g ON g.group_id = m.group_id
+       WHERE p.run_id = $1 AND NOT EXISTS (SELECT 1 FROM trajectories t WHERE t.trajectory_id = p.trajectory_id)
+     ), matching AS (
+       SELECT * FROM running
+       WHERE ($2::text IS NULL OR qid = $2) AND ($3::text IS NULL OR strpos(qid, $3) > 0) AND ($4::text IS NULL OR $4 = ANY(verdicts))
+         AND ($5::int IS NULL OR $5 = ANY(versions)) AND (NOT $6 OR true = ANY(truncated))
      )
-     SELECT * FROM listed l
-     WHERE ($2::text IS NULL OR l.qid = $2) AND ($3::text IS NULL OR l.status = $3) AND ($4::text IS NULL OR l.failure_type = $4)
-       AND ($5::text IS NULL OR EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = l.trajectory_id AND r.verdict = $5)
-                              OR EXISTS (SELECT 1 FROM turn_texts x WHERE x.trajectory_id = l.trajectory_id AND x.verdict = $5))
-       AND ($6::int IS NULL OR EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = l.trajectory_id AND r.version_end = $6))
-     ORDER BY l.finished_at DESC NULLS FIRST, l.trajectory_id LIMIT $7`,
-    [`${filter.runId}/`, filter.qid ?? null, filter.status ?? null, filter.failureType ?? null, filter.verdict ?? null, filter.policyVersion ?? null, filter.limit ?? 200],
+     SELECT *, count(*) OVER () AS total FROM matching ORDER BY created_at DESC, trajectory_id LIMIT $7`,
+    [filter.runId, filter.qid ?? null, filter.qidContains ?? null, filter.verdict ?? null, filter.policyVersion ?? null, filter.truncated ?? false, limit],
   );
-  return rows.map((row) => ({
-    trajectoryId: row.trajectory_id, qid: row.qid, status: row.status, turns: row.turns, successes: row.successes,
-    failureType: row.failure_type, outputTokens: row.output_tokens, finishedAt: row.finished_at,
-  }));
+  return {
+    count: rows.length === 0 ? 0 : Number(rows[0].total),
+    entries: rows.map((row): TrajectoryListEntry => {
+      const verdicts: string[] = row.verdicts ?? [];
+      return {
+        trajectoryId: row.trajectory_id, qid: row.qid, status: 'running', turns: verdicts.length, successes: verdicts.filter((v) => v === 'correct').length,
+        reward: null, verdicts, truncated: row.truncated ?? [], staleness: null, failureType: null, outputTokens: row.output_tokens, finishedAt: null,
+      };
+    }),
+  };
+}
+
+/** The stored rows' WHERE clause (over `trajectories t`) and its parameters. */
+interface Conditions {
+  sql: string;
+  params: unknown[];
+  /** Only run and qid (and status) are constrained: the per-problem counts give the total exactly. */
+  countable: boolean;
+  /** The qids the list is limited to (exact or by substring), or null for every problem. */
+  qids: string[] | null;
+  /**
+   * Filter first, then sort what matched (OFFSET 0 keeps the planner from walking the sort index instead): a policy
+   * version's rows lie together deep in a newest-first scan, so the sort index would read most of the run to find them.
+   */
+  fenced: boolean;
+}
+
+async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promise<Conditions> {
+  const params: unknown[] = [filter.runId];
+  const parts = ['t.run_id = $1'];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    params.push(value);
+    parts.push(sql(`$${params.length}`));
+  };
+  let qids: string[] | null = null;
+  if (filter.qid !== undefined) {
+    qids = [filter.qid];
+    add((n) => `t.qid = ${n}`, filter.qid);
+  }
+  if (filter.qidContains !== undefined) {
+    // Substring: matched against the run's problems (one row each), then looked up by the (run, qid) index.
+    const containing = await problemsContaining(pool, filter.runId, filter.qidContains);
+    qids = qids ? qids.filter((qid) => containing.includes(qid)) : containing;
+    add((n) => `t.qid = ANY(${n}::text[])`, containing);
+  }
+  if (filter.status) add((n) => `t.status = ${n}`, filter.status);
+  const countable = !filter.failureType && !filter.verdict && filter.policyVersion === undefined && !filter.stale && !filter.truncated;
+  if (filter.failureType) add((n) => `t.failure_type = ${n}`, filter.failureType);
+  if (filter.verdict) {
+    add((n) => `(EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = t.trajectory_id AND r.verdict = ${n})
+      OR EXISTS (SELECT 1 FROM turn_texts x WHERE x.trajectory_id = t.trajectory_id AND x.verdict = ${n}))`, filter.verdict);
+  }
+  if (filter.policyVersion !== undefined) add((n) => `t.version_end @> ARRAY[${n}::int]`, filter.policyVersion);
+  if (filter.stale) parts.push('EXISTS (SELECT 1 FROM rollout_members m WHERE m.trajectory_id = t.trajectory_id AND m.stale)');
+  if (filter.truncated) parts.push('true = ANY(t.seq_no_eos_mask)');
+  return { sql: parts.join(' AND '), params, countable, qids, fenced: filter.policyVersion !== undefined };
+}
+
+async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Conditions): Promise<ListTotal> {
+  if (where.countable) {
+    const column = filter.status === 'failed' ? 'failed' : filter.status === 'completed' ? 'samples - failed' : 'samples';
+    const { rows: [row] } = await pool.query<{ n: string }>(
+      `SELECT coalesce(sum(${column}), 0) AS n FROM run_problems WHERE run_id = $1 AND ($2::text[] IS NULL OR qid = ANY($2))`, [filter.runId, where.qids]);
+    return { count: Number(row!.n), exact: true };
+  }
+  const sql = `SELECT 1 FROM trajectories t WHERE ${where.sql}`;
+  try {
+    // Bounded twice: at COUNT_LIMIT matches, and in time (a rare filter over a million rows finds few matches
+    // in many rows); past the time the planner's estimate stands in, and says it is one.
+    const n = await inTransaction(pool, async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${COUNT_TIMEOUT_MS}`);
+      const { rows: [row] } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${sql} LIMIT ${COUNT_LIMIT + 1}) matching`, where.params);
+      return row!.n;
+    });
+    return n > COUNT_LIMIT ? { count: COUNT_LIMIT, exact: false } : { count: n, exact: true };
+  } catch (error) {
+    if ((error as { code?: string }).code !== '57014') throw error;
+    const { rows: [plan] } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, where.params);
+    return { count: Math.round(plan!['QUERY PLAN'][0].Plan['Plan Rows']), exact: false, estimated: true };
+  }
+}
+
+/** How long the bounded count may take before the planner's estimate replaces it. */
+const COUNT_TIMEOUT_MS = 300;
+
+async function problemsContaining(pool: pg.Pool, runId: string, part: string): Promise<string[]> {
+  const { rows } = await pool.query<{ qid: string }>('SELECT qid FROM run_problems WHERE run_id = $1 AND strpos(qid, $2) > 0', [runId, part]);
+  return rows.map((row) => row.qid);
+}
+
+/** A keyset cursor: the sort it belongs to, the last row's sort value and id. Opaque to the page, URL-safe. */
+function encodeCursor(sort: SortKey, value: string, trajectoryId: string): string {
+  return Buffer.from(JSON.stringify([sort, value, trajectoryId])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined, sort: SortKey): { value: string; trajectoryId: string } | null {
+  if (!cursor) return null;
+  try {
+    const [owner, value, trajectoryId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    // A cursor of another sort (a link kept across a sort change) starts from the top rather than skip rows.
+    return owner === sort && typeof value === 'string' && typeof trajectoryId === 'string' ? { value, trajectoryId } : null;
+  } catch {
+    return null;
+  }
 }

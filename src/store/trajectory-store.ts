@@ -120,10 +120,10 @@ function samplingColumns(sampling: SamplingParameters | undefined): (number | nu
 async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, texts: StoredTurn[]): Promise<void> {
   if (texts.length === 0) return;
   await client.query(
-    `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[])`,
+    `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail)
+     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
     [trajectoryId, texts.map((t) => t.turn), texts.map((t) => storableText(t.answerText)), texts.map((t) => storableText(t.extractedAnswer)),
-      texts.map((t) => storableText(t.verdict ?? 'unverified')), texts.map((t) => storableText(t.feedbackText))],
+      texts.map((t) => storableText(t.verdict ?? 'unverified')), texts.map((t) => storableText(t.feedbackText)), texts.map((t) => storableText(t.verdictDetail ?? null))],
   );
 }
 

@@ -9,6 +9,8 @@ export interface TurnView extends UnpackedTurn {
   extractedAnswer: string | null;
   verdict: string | null;
   feedbackText: string | null;
+  /** Why the judge gave the verdict: a code turn's failing test, expected against actual output, traceback. */
+  verdictDetail: string | null;
   success: boolean | null;
   finishReason: string | null;
   versionStart: number | null;
@@ -64,7 +66,7 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
 async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promise<Partial<TrajectoryView>> {
   const [monitor, texts] = await Promise.all([
     pool.query('SELECT turn, version_start, version_end, success, verdict, answer_len FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
-    pool.query('SELECT turn, answer_text, extracted_answer, verdict, feedback_text FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
+    pool.query('SELECT turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
   ]);
   const textOf = new Map(texts.rows.map((text) => [text.turn as number, text]));
   const unpacked = row.packed_input_ids ? unpackTurns({
@@ -80,7 +82,7 @@ async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promis
       turn: t,
       ...(unpacked[t] ?? { contextLen: 0, outputIds: [], outputLogprobs: [], outputVersions: [], feedbackIds: [] }),
       answerText: text?.answer_text ?? null, extractedAnswer: text?.extracted_answer ?? null,
-      verdict: record?.verdict ?? text?.verdict ?? null, feedbackText: text?.feedback_text ?? null, success: record?.success ?? null,
+      verdict: record?.verdict ?? text?.verdict ?? null, feedbackText: text?.feedback_text ?? null, verdictDetail: text?.verdict_detail ?? null, success: record?.success ?? null,
       finishReason: row.seq_no_eos_mask?.[t] === undefined ? null : row.seq_no_eos_mask[t] ? 'length' : 'stop',
       versionStart: record?.version_start ?? null, versionEnd: record?.version_end ?? null,
       rawReward: row.raw_rewards?.[t] ?? null, reward: row.rewards?.[t] ?? null,
@@ -106,7 +108,7 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
   const turns = outputs.rows.map((o): TurnView => ({
     turn: o.turn, contextLen: o.context_len, outputIds: decodeInt32(o.output_ids), outputLogprobs: decodeFloat32(o.output_logprobs),
     outputVersions: o.output_versions ? decodeInt32(o.output_versions) : [], feedbackIds: o.feedback_ids ? decodeInt32(o.feedback_ids) : [],
-    answerText: o.answer_text, extractedAnswer: o.extracted_answer, verdict: o.verdict, feedbackText: o.feedback_text,
+    answerText: o.answer_text, extractedAnswer: o.extracted_answer, verdict: o.verdict, feedbackText: o.feedback_text, verdictDetail: o.verdict_detail ?? null,
     success: o.verdict === null ? null : o.verdict === 'correct', finishReason: o.finish_reason,
     versionStart: o.version_start, versionEnd: o.version_end, rawReward: null, reward: null,
   }));

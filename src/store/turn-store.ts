@@ -165,19 +165,28 @@ export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: nu
  */
 export async function saveVerdictAndFeedback(
   pool: pg.Pool, trajectoryId: string, turn: number,
-  verdict: { answerText: string; extracted: string | null; status: string }, feedback: { ids: readonly number[]; text: string },
+  verdict: { answerText: string; extracted: string | null; status: string; detail?: string }, feedback: { ids: readonly number[]; text: string },
 ): Promise<StoredJudgement | undefined> {
   const { rows: [saved] } = await pool.query<JudgementRow>(
-    `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, updated_at = now()
+    `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, verdict_detail = $8, updated_at = now()
      WHERE trajectory_id = $1 AND turn = $2 AND verdict IS NULL
      RETURNING answer_text, extracted_answer, verdict, feedback_ids`,
-    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status, encodeInt32(feedback.ids), storableText(feedback.text)],
+    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status, encodeInt32(feedback.ids), storableText(feedback.text),
+      storableText(boundedDetail(verdict.detail))],
   );
   if (saved) return storedJudgement(saved);
   // Judged first by another run (read in a statement of its own, so its commit is seen), or no working row.
   const { rows: [kept] } = await pool.query<JudgementRow>(
     'SELECT answer_text, extracted_answer, verdict, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
   return kept && kept.verdict !== null ? storedJudgement(kept) : undefined;
+}
+
+/** A verdict's detail is kept to its first 4,000 characters: enough for the failing test and a traceback's end. */
+export const VERDICT_DETAIL_LIMIT = 4000;
+
+function boundedDetail(detail: string | undefined): string | null {
+  if (detail === undefined) return null;
+  return detail.length > VERDICT_DETAIL_LIMIT ? `${detail.slice(0, VERDICT_DETAIL_LIMIT)}…` : detail;
 }
 
 /** Everything persist needs of one trajectory's turns, in turn order. */
@@ -192,13 +201,15 @@ export interface StoredTurn {
   extractedAnswer: string | null;
   verdict: string | null;
   feedbackText: string | null;
+  /** Why the judge gave the verdict (a code turn: the failing test, expected against actual, the traceback). */
+  verdictDetail?: string | null;
 }
 
 export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
-    `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text
-     FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
+    `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text,
+            verdict_detail FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
   return {
     promptIds: prompt.rows[0] ? decodeInt32(prompt.rows[0].prompt_ids) : [],
     turns: rows.map((row) => ({
@@ -212,6 +223,7 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
       extractedAnswer: row.extracted_answer,
       verdict: row.verdict,
       feedbackText: row.feedback_text,
+      verdictDetail: row.verdict_detail,
     })),
   };
 }

@@ -3,7 +3,8 @@ import type pg from 'pg';
 /**
  * A run's completed trajectories grouped by the policy version that generated them: the version of the
  * trajectory's first generated token (`version_start[1]`). Later tokens may come from newer versions when weights
- * were updated mid-trajectory; the span fields show how far they reach.
+ * were updated mid-trajectory; the span fields show how far they reach. Read from migration 012's aggregates
+ * (run_versions, run_version_turns), so the cost is a row per version and turn whatever the run's size.
  */
 export interface VersionRewards {
   version: number;
@@ -19,34 +20,30 @@ export interface VersionRewards {
   maxSpan: number;
   /** Share of trajectories whose tokens come from more than one version. */
   straddling: number;
-  /** Turn t (0-based) among the trajectories that reached it: success rate and mean per-turn reward r_t. */
-  byTurn: { turn: number; trajectories: number; successRate: number; meanReward: number }[];
+  /** Mean output tokens per trajectory, the share of turns cut by the length limit, and trajectories that ran out of context. */
+  meanOutputTokens: number;
+  truncatedShare: number;
+  contextExhausted: number;
+  /** Turn t (0-based) among the trajectories that reached it: success rate, mean per-turn reward r_t, turns cut by length. */
+  byTurn: { turn: number; trajectories: number; successRate: number; meanReward: number; truncatedShare: number }[];
 }
 
 export async function rewardsByVersion(pool: pg.Pool, runId: string): Promise<VersionRewards[]> {
-  const prefix = `${runId}/`;
-  // Trajectories that ended before generating anything (context exhausted at turn 1) have no version: left out.
-  const completed = `starts_with(t.trajectory_id, $1) AND t.status = 'completed' AND cardinality(t.version_start) > 0`;
   const [versions, turns] = await Promise.all([
     pool.query(
-      `WITH done AS (
-         SELECT t.version_start[1] AS version, t.rewards[1] AS return, coalesce(true = ANY(t.successes), false) AS any_success,
-                (SELECT sum(r) FROM unnest(t.raw_rewards) r) AS reward_sum, cardinality(t.raw_rewards) AS turns,
-                (SELECT max(v) FROM unnest(t.version_end) v) - t.version_start[1] AS span
-         FROM trajectories t WHERE ${completed}
-       )
-       SELECT version, count(*)::int AS n, (sum(reward_sum) / nullif(sum(turns), 0))::float8 AS mean_reward, avg(return)::float8 AS mean_return, avg(any_success::int)::float8 AS any_success,
-              avg(span)::float8 AS mean_span, max(span)::int AS max_span, avg((span > 0)::int)::float8 AS straddling
-       FROM done GROUP BY version ORDER BY version`, [prefix]),
+      `SELECT version, sum(trajectories)::float8 AS n, sum(any_success)::float8 AS any_ok, sum(return_sum)::float8 AS returns, sum(reward_sum)::float8 AS rewards,
+              sum(turns)::float8 AS turns, sum(truncated_turns)::float8 AS truncated, sum(context_exhausted)::float8 AS exhausted,
+              sum(output_tokens)::float8 AS tokens, sum(span_sum)::float8 AS spans, max(span_max) AS span_max, sum(straddling)::float8 AS straddling
+       FROM run_versions WHERE run_id = $1 GROUP BY version ORDER BY version`, [runId]),
     pool.query(
-      `SELECT t.version_start[1] AS version, u.turn::int - 1 AS turn, count(*)::int AS n,
-              avg(u.success::int)::float8 AS rate, avg(u.reward)::float8 AS mean_reward
-       FROM trajectories t CROSS JOIN LATERAL unnest(t.successes, t.raw_rewards) WITH ORDINALITY AS u(success, reward, turn) WHERE ${completed}
-       GROUP BY 1, 2 ORDER BY 1, 2`, [prefix]),
+      `SELECT version, turn, sum(turns)::float8 AS n, sum(successes)::float8 AS ok, sum(reward_sum)::float8 AS rewards, sum(truncated)::float8 AS truncated
+       FROM run_version_turns WHERE run_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`, [runId]),
   ]);
   return versions.rows.map((row) => ({
-    version: row.version, trajectories: row.n, meanReward: row.mean_reward, meanReturn: row.mean_return, anySuccess: row.any_success,
-    meanSpan: row.mean_span, maxSpan: row.max_span, straddling: row.straddling,
-    byTurn: turns.rows.filter((t) => t.version === row.version).map((t) => ({ turn: t.turn, trajectories: t.n, successRate: t.rate, meanReward: t.mean_reward })),
+    version: row.version, trajectories: row.n, meanReward: row.rewards / (row.turns || 1), meanReturn: row.returns / row.n, anySuccess: row.any_ok / row.n,
+    meanSpan: row.spans / row.n, maxSpan: row.span_max, straddling: row.straddling / row.n,
+    meanOutputTokens: row.tokens / row.n, truncatedShare: row.truncated / (row.turns || 1), contextExhausted: row.exhausted,
+    byTurn: turns.rows.filter((t) => t.version === row.version)
+      .map((t) => ({ turn: t.turn, trajectories: t.n, successRate: t.ok / t.n, meanReward: t.rewards / t.n, truncatedShare: t.truncated / t.n })),
   }));
 }

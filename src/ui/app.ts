@@ -1,26 +1,31 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import type pg from 'pg';
-import { runStatus } from '../admission/run-status.js';
+import { activeRuns } from '../admission/run-status.js';
 import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
-import { readRun } from '../store/rollout-groups.js';
-import { listRuns, runCounters, runCurves } from '../store/run-views.js';
+import { listRuns, runCounters } from '../store/run-views.js';
+import { listBatches } from '../store/batch-list.js';
+import { runSettings, trainingRunIds } from '../store/run-settings.js';
 import { runDisagreements } from '../store/status-disagreements.js';
-import { searchTrajectories, type TrajectoryFilter } from '../store/trajectory-search.js';
-import { trainingSteps } from '../store/training-steps.js';
+import { problemAcrossRuns, runProblems, type ProblemSort } from '../store/run-problems.js';
+import { searchIds } from '../store/id-search.js';
+import { listRunning, listTrajectories, type TrajectoryPage } from '../store/trajectory-search.js';
 import { loadTrajectoryView } from '../store/trajectory-view.js';
-import { rewardsByVersion } from '../store/version-rewards.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { Asset } from './assets.js';
 import { groupHref, page, trajectoryHref } from './layout.js';
 import { groupPage } from './pages/group-page.js';
+import { PROBLEM_SORTS, problemsPage } from './pages/problems-page.js';
+import { onlyMatch, searchPage } from './pages/search-page.js';
+import { parseListQuery, trajectoryList, trajectoryRows, type ListQuery, type RunningList } from './pages/trajectory-list.js';
 import { livePage } from './pages/live-page.js';
+import type { RunChartsPart } from './pages/run-charts.js';
 import { runPage, runsPage } from './pages/runs-page.js';
 import { tokenPage } from './pages/token-page.js';
 import { trajectoryPage } from './pages/trajectory-page.js';
 import { loadTrajectoryDetails, trajectoryStamp } from './trajectory-details.js';
-import { trainingCharts, type RunTraining } from './training-charts.js';
+import { loadRunCharts } from './run-charts-view.js';
 import type { TemporalAccess } from './workflow-lookup.js';
 
 export interface UiSources {
@@ -37,22 +42,34 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   // A page that cannot be built says why (the UI is read-only and loopback-only: the message reveals nothing new).
   app.onError((error, c) => c.text(`ratchet ui: ${error.message}`, 500));
   app.get('/', async (c) => {
-    const entries = (await listRuns(pool)).slice(0, 100);
-    return c.html(runsPage(await Promise.all(entries.map(async (entry) => ({ entry, counters: await runCounters(pool, entry.runId) })))));
+    return c.html(runsPage(await listRuns(pool, 100)));
   });
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const filter = runFilter(runId, c.req.query());
-    const [counters, curves, trajectories, disagreements, training] = await Promise.all([
-      runCounters(pool, runId), runCurves(pool, runId), searchTrajectories(pool, filter), runDisagreements(pool, runId), runTraining(pool, runId),
+    const [counters, charts, trajectories, disagreements] = await Promise.all([
+      runCounters(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
     ]);
-    return c.html(runPage(runId, counters, curves, filter, trajectories, disagreements, training));
+    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories), disagreements));
   });
-  // What the run page polls; `training` holds the numbers behind the training charts, `trainingCharts` the charts.
+  // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
+  app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));
+  app.get('/runs/:runId/problems', async (c) => {
+    const runId = c.req.param('runId');
+    const sort = (PROBLEM_SORTS as readonly string[]).includes(c.req.query('sort') ?? '') ? c.req.query('sort') as ProblemSort : 'passRate';
+    const direction = c.req.query('dir') === 'asc' ? 'asc' : 'desc';
+    const qidContains = c.req.query('qidContains') || undefined;
+    const { problems, count } = await runProblems(pool, runId, sort, direction, qidContains);
+    return c.html(problemsPage(runId, problems, count, sort, direction, qidContains));
+  });
+  // What the run page polls: `curves` and `training` hold the numbers (each point with its sample count), `charts` every
+  // chart drawn from them; `?compare=<run>` overlays another run's curves and adds its numbers as `compare`; `batches`
+  // the newest batches.
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [counters, curves, training] = await Promise.all([runCounters(pool, runId), runCurves(pool, runId), runTraining(pool, runId)]);
-    return c.json({ counters, curves, training, trainingCharts: trainingCharts(training), live: counters.running + counters.queued > 0 });
+    const [counters, charts, batches] = await Promise.all([
+      runCounters(pool, runId), loadRunCharts(pool, runId, c.req.query('compare') || undefined), listBatches(pool, runId),
+    ]);
+    return c.json({ counters, ...charts, batches, live: counters.running + counters.queued > 0 });
   });
   app.get('/groups/:groupId', async (c) => {
     const group = await loadGroupView(pool, c.req.param('groupId'));
@@ -70,15 +87,20 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
     return c.json({ stamp: trajectoryStamp(view), final: view.status === 'completed' || view.status === 'failed' });
   });
   app.get('/live', async (c) => {
-    const runIds = (await listRuns(pool)).filter((run) => run.kind === 'training').slice(0, 50).map((run) => run.runId);
-    const statuses = await Promise.all(runIds.map((runId) => runStatus(pool, runId)));
-    return c.html(livePage(await liveTrajectories(pool), statuses.flatMap((status) => status ?? [])));
+    const [running, runs] = await Promise.all([liveTrajectories(pool), activeRuns(pool, 50)]);
+    return c.html(livePage(running, runs));
   });
-  // The nav's search box: a trajectory id, else a group id.
+  // The nav's search box: straight to the one thing the text names exactly, else every match on a results page.
   app.get('/go', async (c) => {
-    const id = (c.req.query('id') ?? '').trim();
-    const group = await loadGroupView(pool, id);
-    return c.redirect(group && group.members.every((m) => m.trajectoryId !== id) ? groupHref(id) : trajectoryHref(id));
+    const text = (c.req.query('id') ?? c.req.query('q') ?? '').trim();
+    if (!text) return c.redirect('/');
+    const only = onlyMatch(await searchIds(pool, text));
+    return c.redirect(only ?? `/search?q=${encodeURIComponent(text)}`);
+  });
+  app.get('/search', async (c) => {
+    const text = (c.req.query('q') ?? '').trim();
+    const [result, qidRuns] = await Promise.all([searchIds(pool, text), problemAcrossRuns(pool, text)]);
+    return c.html(searchPage(text, result, qidRuns));
   });
   app.get('/assets/:name', (c) => {
     const asset = assets.get(c.req.param('name'));
@@ -87,16 +109,16 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   return app;
 }
 
-async function runTraining(pool: pg.Pool, runId: string): Promise<RunTraining> {
-  const [run, byVersion, steps] = await Promise.all([readRun(pool, runId), rewardsByVersion(pool, runId), trainingSteps(pool, runId)]);
-  return { eta: run?.maxHeadOffpolicyness ?? null, byVersion, steps };
+async function runChartsPart(pool: pg.Pool, runId: string, compare: string | undefined): Promise<RunChartsPart> {
+  const [view, settings, batches, runIds] = await Promise.all([
+    loadRunCharts(pool, runId, compare || undefined), runSettings(pool, runId), listBatches(pool, runId), trainingRunIds(pool),
+  ]);
+  return { runId, view, settings, batches, runIds };
 }
 
-function runFilter(runId: string, query: Record<string, string>): TrajectoryFilter {
-  const version = query.policyVersion ? Number(query.policyVersion) : undefined;
-  const status = ['completed', 'failed', 'running'].includes(query.status ?? '') ? query.status as TrajectoryFilter['status'] : undefined;
-  return {
-    runId, qid: query.qid || undefined, verdict: query.verdict || undefined, status, failureType: query.failureType || undefined,
-    policyVersion: version !== undefined && Number.isInteger(version) ? version : undefined,
-  };
+/** One page of a run's trajectory list, as its query string asks, and the running ones above it. */
+async function trajectoryListOf(pool: pg.Pool, runId: string, query: Record<string, string>): Promise<[ListQuery, TrajectoryPage, RunningList]> {
+  const list = parseListQuery(runId, query);
+  const [stored, running] = await Promise.all([listTrajectories(pool, list.filter, list.order, list.after), listRunning(pool, list.filter)]);
+  return [list, stored, running];
 }

@@ -14,7 +14,12 @@ export function conversationText(details: TrajectoryDetails): string {
       + ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}`);
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
     lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
+    if (turn.verdictDetail) lines.push(`judge: ${turn.verdictDetail}`);
     if (turn.feedbackText !== null) lines.push(`feedback: ${turn.feedbackText.trim()}`);
+    // The last turn's feedback is rendered for its verdict but never appended: the loop ended (src/trajectory/packing.ts).
+    if (turn.feedbackText !== null && t === view.turns.length - 1 && (view.status === 'completed' || view.status === 'failed')) {
+      lines.push('(this feedback was never appended: the trajectory ended after this turn)');
+    }
   });
   if (view.generating) lines.push('', `── turn ${view.generating.turn + 1}: generating (attempt ${view.generating.attempt}, ${view.generating.ids.length} tokens so far)`, details.generatingText ?? '');
   lines.push('');

@@ -11,7 +11,7 @@ export function page(title: string, body: Html, script = ''): Html {
 <link rel="stylesheet" href="/assets/uPlot.min.css"><style>${raw(UI_STYLE)}</style>
 <script src="/assets/uPlot.iife.min.js"></script><script src="/assets/ratchet-ui.js"></script></head>
 <body><nav><a href="/" class="brand">Ratchet</a><a href="/">Runs</a><a href="/live">Live</a>
-<form action="/go" method="get"><input name="id" placeholder="trajectory or group id" size="32"></form></nav>
+<form action="/go" method="get" id="search"><input name="id" placeholder="run, group, trajectory id or qid (or part)" size="36"></form></nav>
 <main>${body}</main>${script ? raw(`<script>${script}</script>`) : ''}</body></html>`;
 }
 

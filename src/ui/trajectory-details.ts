@@ -5,7 +5,7 @@ import { recordedDisagreements, type RecordedDisagreement } from '../store/statu
 import { statusAgreement, type StatusAgreement } from '../trajectory/status-agreement.js';
 import type { TrajectoryState } from '../workflows/trajectory-state.js';
 import { splitReasoning, type AnswerParts } from './answer-parts.js';
-import { describeWorkflowStatus, loadWorkflowProblem, queryTrajectoryState, temporalLink, type TemporalAccess, type WorkflowProblem } from './workflow-lookup.js';
+import { describeWorkflow, loadWorkflowProblem, queryTrajectoryState, temporalLink, type TemporalAccess, type WorkflowDescription, type WorkflowProblem } from './workflow-lookup.js';
 
 /** Everything the trajectory page and `ratchet show` print: Postgres's view, decoded, plus what Temporal adds. */
 export interface TrajectoryDetails {
@@ -18,8 +18,10 @@ export interface TrajectoryDetails {
   generatingText: string | null;
   live: TrajectoryState | null;
   temporalUrl: string | null;
-  /** The workflow's status as Temporal reports it (see describeWorkflowStatus), beside the row's. */
+  /** The workflow's status as Temporal reports it (see describeWorkflow), beside the row's. */
   temporalStatus: string;
+  /** Temporal's description: run id, times, pending activities and their attempts. */
+  workflow: WorkflowDescription;
   /** The row's status against Temporal's, compared now. */
   agreement: StatusAgreement;
   /** Disagreements the admission controller's sweep recorded for this trajectory. */
@@ -29,10 +31,10 @@ export interface TrajectoryDetails {
 export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelTokenizer, temporal: TemporalAccess | undefined, trajectoryId: string): Promise<TrajectoryDetails> {
   const view = await loadTrajectoryView(pool, trajectoryId);
   const final = view.status === 'completed' || view.status === 'failed';
-  const [problem, live, temporalStatus, recorded] = await Promise.all([
+  const [problem, live, workflow, recorded] = await Promise.all([
     loadWorkflowProblem(temporal, trajectoryId),
     final ? Promise.resolve(null) : queryTrajectoryState(temporal, trajectoryId),
-    describeWorkflowStatus(temporal, trajectoryId),
+    describeWorkflow(temporal, trajectoryId),
     recordedDisagreements(pool, trajectoryId),
   ]);
   // A trajectory still running has no stored row: its qid comes from its group or its workflow's input.
@@ -45,8 +47,9 @@ export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelToken
     // The tokenizer refuses an empty id list: a checkpoint may not have its first piece yet.
     generatingText: view.generating ? (view.generating.ids.length > 0 ? tokenizer.decodeText(view.generating.ids) : '') : null,
     temporalUrl: temporalLink(temporal, trajectoryId),
-    temporalStatus,
-    agreement: statusAgreement(view.status === 'completed' || view.status === 'failed' ? view.status : null, temporalStatus),
+    temporalStatus: workflow.status,
+    workflow,
+    agreement: statusAgreement(view.status === 'completed' || view.status === 'failed' ? view.status : null, workflow.status),
     recordedDisagreements: recorded,
   };
 }

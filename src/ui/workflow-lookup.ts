@@ -49,15 +49,52 @@ export async function queryTrajectoryState(access: TemporalAccess | undefined, t
   }
 }
 
+/** A pending activity of the workflow as Temporal describes it: what it is, how far its retries have gone. */
+export interface PendingActivity {
+  activityType: string;
+  state: string;
+  attempt: number;
+  /** 0: unlimited. */
+  maximumAttempts: number;
+  lastFailure: string | null;
+}
+
 /**
- * The workflow's execution status as Temporal reports it (`Running`, `Completed`, `Failed`, `Terminated`, `TimedOut`,
- * `Canceled`), of its latest run; `not found`, `unreachable`, or `not connected` (no Temporal given) otherwise.
+ * The workflow as Temporal describes it. `status` is the execution status (`Running`, `Completed`, `Failed`,
+ * `Terminated`, `TimedOut`, `Canceled`) of its latest run; `not found`, `unreachable`, or `not connected` (no
+ * Temporal given) otherwise, with the other fields empty.
  */
-export async function describeWorkflowStatus(access: TemporalAccess | undefined, trajectoryId: string): Promise<string> {
-  if (!access) return 'not connected';
+export interface WorkflowDescription {
+  status: string;
+  runId: string | null;
+  startTime: Date | null;
+  closeTime: Date | null;
+  historyLength: number | null;
+  pendingActivities: PendingActivity[];
+}
+
+// temporal.api.enums.v1.PendingActivityState.
+const ACTIVITY_STATES: Record<number, string> = { 1: 'scheduled', 2: 'started', 3: 'cancel requested', 4: 'paused', 5: 'pause requested' };
+
+export async function describeWorkflow(access: TemporalAccess | undefined, trajectoryId: string): Promise<WorkflowDescription> {
+  const none = { runId: null, startTime: null, closeTime: null, historyLength: null, pendingActivities: [] };
+  if (!access) return { status: 'not connected', ...none };
   try {
-    return workflowStatusName((await access.client.workflow.getHandle(trajectoryId).describe()).status.name);
+    const description = await access.client.workflow.getHandle(trajectoryId).describe();
+    return {
+      status: workflowStatusName(description.status.name), runId: description.runId, startTime: description.startTime,
+      closeTime: description.closeTime ?? null, historyLength: description.historyLength,
+      pendingActivities: (description.raw.pendingActivities ?? []).map((activity): PendingActivity => ({
+        activityType: activity.activityType?.name ?? '?', state: ACTIVITY_STATES[Number(activity.state ?? 0)] ?? 'unknown',
+        attempt: activity.attempt ?? 1, maximumAttempts: activity.maximumAttempts ?? 0, lastFailure: activity.lastFailure?.message ?? null,
+      })),
+    };
   } catch (error) {
-    return error instanceof WorkflowNotFoundError ? 'not found' : 'unreachable';
+    return { status: error instanceof WorkflowNotFoundError ? 'not found' : 'unreachable', ...none };
   }
+}
+
+/** The workflow's execution status alone (see describeWorkflow). */
+export async function describeWorkflowStatus(access: TemporalAccess | undefined, trajectoryId: string): Promise<string> {
+  return (await describeWorkflow(access, trajectoryId)).status;
 }

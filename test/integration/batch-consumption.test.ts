@@ -128,7 +128,7 @@ describe('exactly-once batch consumption', () => {
     }
     expect(batch!.staleTrajectories).toBe(4);
     await client.ack(batch!.batchId);
-    expect(await client.status(run.runId)).toMatchObject({ staleConsumed: 4, consumed: 2 });
+    expect(await client.status(run.runId)).toMatchObject({ staleTrajectories: 4, consumed: 2 });
   });
 
   it('streams each finished group of a run once, as it finishes', async () => {

@@ -70,11 +70,13 @@ describe('/metrics of the worker processes after a run', () => {
     expect(stored.completed).toBe(10);
     const { rows: verdicts } = await stack.pool.query('SELECT verdict, count(*)::int AS n FROM monitor_records GROUP BY 1');
     for (const text of [cpu!, gpu!]) {
-      expect(sample(text, 'ratchet_trajectories_total', 'status="completed",failure_type="",failure_class=""')).toBe(stored.completed);
-      expect(sample(text, 'ratchet_generated_tokens_total')).toBe(stored.tokens);
-      for (const { verdict, n } of verdicts) expect(sample(text, 'ratchet_turns_total', `verdict="${verdict}"`)).toBe(n);
+      // Per run: the `run` label is the run's name (this database holds this one run so far).
+      expect(sample(text, 'ratchet_trajectories_total', 'run="metrics",status="completed",failure_type="",failure_class=""')).toBe(stored.completed);
+      expect(sample(text, 'ratchet_generated_tokens_total', 'run="metrics"')).toBe(stored.tokens);
+      for (const { verdict, n } of verdicts) expect(sample(text, 'ratchet_turns_total', `run="metrics",verdict="${verdict}"`)).toBe(n);
       expect(verdicts.reduce((sum, v) => sum + v.n, 0)).toBe(30);
-      expect(sample(text, 'ratchet_running_trajectories')).toBe(0);
+      expect(sample(text, 'ratchet_running_trajectories', 'run="metrics"')).toBe(0);
+      expect(sample(text, 'ratchet_queued_trajectories', 'run="metrics"')).toBe(0);
     }
     // The SDK runtime's exporter, appended: the CPU worker ran the workflows, the GPU worker the generate activities.
     expect(cpu).toMatch(/^temporal_workflow_completed_total\{.*\} 10$/m);
@@ -94,6 +96,8 @@ describe('/metrics of the worker processes after a run', () => {
       const text = await (await fetch(workers[0]!.metricsUrl)).text();
       expect(sample(text, 'ratchet_run_groups', 'run="mrun",state="pending"')).toBe(status.waiting);
       expect(sample(text, 'ratchet_run_groups', 'run="mrun",state="running"')).toBe(status.running);
+      expect(sample(text, 'ratchet_consumed_trajectories_total', 'run="mrun"')).toBe(status.consumedTrajectories);
+      expect(sample(text, 'ratchet_stale_trajectories_total', 'run="mrun"')).toBe(status.staleTrajectories);
       expect(sample(text, 'ratchet_run_admission_capacity', 'run="mrun"')).toBe(status.capacity);
       expect(sample(text, 'ratchet_batches_total', 'state="claimed"')).toBe(1);
       expect(sample(text, 'ratchet_batches_total', 'state="acknowledged"')).toBe(1);

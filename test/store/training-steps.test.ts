@@ -56,15 +56,18 @@ describe('rewards by policy version', () => {
     expect(await rewardsByVersion(db.pool, 'steps')).toEqual([
       {
         version: 0, trajectories: 2, meanReward: -0.5, meanReturn: -1, anySuccess: 0.5, meanSpan: 0.5, maxSpan: 1, straddling: 0.5,
-        byTurn: [{ turn: 0, trajectories: 2, successRate: 0, meanReward: -1 }, { turn: 1, trajectories: 2, successRate: 0.5, meanReward: 0 }],
+        meanOutputTokens: 0, truncatedShare: 0, contextExhausted: 0,
+        byTurn: [{ turn: 0, trajectories: 2, successRate: 0, meanReward: -1, truncatedShare: 0 }, { turn: 1, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 }],
       },
       {
         version: 1, trajectories: 2, meanReward: 1 / 3, meanReturn: 0.5, anySuccess: 1, meanSpan: 1, maxSpan: 2, straddling: 0.5,
-        byTurn: [{ turn: 0, trajectories: 2, successRate: 0.5, meanReward: 0 }, { turn: 1, trajectories: 1, successRate: 1, meanReward: 1 }],
+        meanOutputTokens: 0, truncatedShare: 0, contextExhausted: 0,
+        byTurn: [{ turn: 0, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 }, { turn: 1, trajectories: 1, successRate: 1, meanReward: 1, truncatedShare: 0 }],
       },
       {
         version: 2, trajectories: 2, meanReward: 1, meanReturn: 1, anySuccess: 1, meanSpan: 0, maxSpan: 0, straddling: 0,
-        byTurn: [{ turn: 0, trajectories: 2, successRate: 1, meanReward: 1 }],
+        meanOutputTokens: 0, truncatedShare: 0, contextExhausted: 0,
+        byTurn: [{ turn: 0, trajectories: 2, successRate: 1, meanReward: 1, truncatedShare: 0 }],
       },
     ]);
   });

@@ -6,7 +6,8 @@ import { trainingCharts, type ChartSpec, type RunTraining } from '../../src/ui/t
 const step = (n: number, metrics: Record<string, number>): TrainingStep => ({ runId: 'r', step: n, policyVersion: n + 1, metrics, recordedAt: new Date(0) });
 const version = (v: number, meanReturn: number, turnRates: number[]): VersionRewards => ({
   version: v, trajectories: 4, meanReward: meanReturn / 2, meanReturn, anySuccess: 0.5, meanSpan: 0, maxSpan: 0, straddling: 0,
-  byTurn: turnRates.map((successRate, turn) => ({ turn, trajectories: 4, successRate, meanReward: 2 * successRate - 1 })),
+  meanOutputTokens: 100, truncatedShare: 0, contextExhausted: 0,
+  byTurn: turnRates.map((successRate, turn) => ({ turn, trajectories: 4, successRate, meanReward: 2 * successRate - 1, truncatedShare: 0 })),
 });
 const chart = (training: RunTraining, id: string): ChartSpec => trainingCharts(training).find((c) => c.id === id)!;
 const series = (spec: ChartSpec) => Object.fromEntries(spec.series.map((label, i) => [label, spec.y[i]]));
@@ -44,12 +45,14 @@ describe('the run page\'s training charts', () => {
     const empty = trainingCharts({ eta: null, byVersion: [], steps: [] });
     expect(empty.map((c) => [c.id, c.empty])).toEqual([
       ['chart-reward-by-version', 'no completed trajectories yet'], ['chart-turns-by-version', 'no completed trajectories yet'],
-      ['chart-step-reward', 'no training steps recorded yet'], ['chart-step-loss', 'no training steps recorded yet'],
+      ['chart-step-reward', 'no training steps recorded yet'], ['chart-step-rollouts', 'no training steps recorded yet'], ['chart-step-loss', 'no training steps recorded yet'],
       ['chart-step-parity', 'no training steps recorded yet'], ['chart-step-lag', 'no training steps recorded yet'],
     ]);
     // Steps that never reported parity: the other charts draw, parity says so.
     const noParity = trainingCharts({ eta: 1, byVersion: [], steps: [step(0, { loss: 1, mean_reward: 0 })] });
-    expect(noParity.filter((c) => c.empty?.startsWith('no step reported')).map((c) => [c.id, c.empty])).toEqual([
+    expect(noParity.filter((c) => c.empty?.startsWith('no ')).map((c) => [c.id, c.empty])).toEqual([
+      ['chart-reward-by-version', 'no completed trajectories yet'], ['chart-turns-by-version', 'no completed trajectories yet'],
+      ['chart-step-rollouts', 'no rollouts of a version a step published yet'],
       ['chart-step-parity', 'no step reported mean |Δ| or p99 |Δ|'], ['chart-step-lag', 'no step reported mean lag or max lag'],
     ]);
   });

@@ -47,6 +47,7 @@ const drawn = (id: string) => page.evaluate((chartId) => {
   const chart = (globalThis as any).ratchetCharts[chartId];
   return chart ? { data: chart.data, labels: chart.series.slice(1).map((s: { label: string }) => s.label) } : null;
 }, id);
+const TRAINING_CHARTS = ['#chart-reward-by-version', '#chart-turns-by-version', '[id^="chart-step-"]'];
 const cells = (selector: string) => page.$$eval(selector, (tds) => tds.map((td) => td.textContent?.trim()));
 
 describe('a training run\'s page', () => {
@@ -67,7 +68,8 @@ describe('a training run\'s page', () => {
     });
     // η is the run's max_head_offpolicyness (2): no step reported its own.
     expect(await drawn('chart-step-lag')).toEqual({ data: [x, metric('version_lag_mean'), metric('version_lag_max'), [2, 2, 2]], labels: ['mean lag', 'max lag', 'η'] });
-    expect(await page.$$eval('.chart canvas', (canvases) => canvases.length)).toBe(4 + 6);
+    // The training section's seven charts: reward and success by version, and five per step.
+    expect(await page.$$eval(TRAINING_CHARTS.map((id) => `${id} canvas`).join(', '), (canvases) => canvases.length)).toBe(7);
   });
 
   it('lists the steps newest first, flagging p99 over its bound and a lag over η, other metrics kept', async () => {
@@ -79,11 +81,11 @@ describe('a training run\'s page', () => {
   });
 
   it('serves the same numbers as JSON', async () => {
-    const view = await (await fetch(`${ui.url}/api/runs/steps`)).json() as { training: RunTraining; trainingCharts: ChartSpec[] };
+    const view = await (await fetch(`${ui.url}/api/runs/steps`)).json() as { training: RunTraining; charts: ChartSpec[] };
     expect(view.training.eta).toBe(2);
     expect(view.training.steps.map((s) => [s.step, s.policyVersion, s.metrics])).toEqual(STEPS.map((s) => [s.step, s.policyVersion, s.metrics]));
     expect(view.training.byVersion.map((v) => [v.version, v.meanReturn])).toEqual([[0, -1], [1, 0.5], [2, 1]]);
-    expect(view.trainingCharts.map((c) => c.id)).toContain('chart-step-lag');
+    expect(view.charts.map((c) => c.id)).toContain('chart-step-lag');
   });
 
   it('picks up a step recorded while the page is open', async () => {
@@ -109,10 +111,11 @@ describe('a run no trainer has reported on', () => {
   it('says so instead of drawing empty charts', async () => {
     await open('/runs/untrained', 'training-run-empty');
     expect(await page.$eval('#no-training-steps', (p) => p.textContent)).toContain('No training steps recorded for this run');
-    const notes = await cells('.chart .empty');
+    const notes = await cells(TRAINING_CHARTS.map((id) => `${id} .empty`).join(', '));
     expect(notes).toEqual([
       'reward by policy version: no completed trajectories yet', 'success by turn and policy version: no completed trajectories yet',
-      'mean reward per step: no training steps recorded yet', 'loss per step: no training steps recorded yet',
+      'mean reward per step: no training steps recorded yet', 'rollouts of the policy each step published: no training steps recorded yet',
+      'loss per step: no training steps recorded yet',
       'logprob parity per step: no training steps recorded yet', 'version lag of consumed tokens: no training steps recorded yet',
     ]);
     expect(await page.$('#training-steps')).toBeNull();

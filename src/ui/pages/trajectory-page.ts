@@ -1,7 +1,9 @@
 import { html } from 'hono/html';
 import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { trajectoryStamp, type TrajectoryDetails } from '../trajectory-details.js';
-import type { TurnView } from '../../store/trajectory-view.js';
+import type { TrajectoryView, TurnView } from '../../store/trajectory-view.js';
+import { verdictDetailParts } from '../verdict-detail.js';
+import type { WorkflowDescription } from '../workflow-lookup.js';
 import type { AnswerParts } from '../answer-parts.js';
 import { versionStrip } from './version-strip.js';
 
@@ -10,24 +12,77 @@ export function trajectoryPage(details: TrajectoryDetails): Html {
   const { view } = details;
   const id = view.trajectoryId;
   const final = view.status === 'completed' || view.status === 'failed';
+  // An id nothing knows gets no run or group links: they would be guesses (`ds-17` is no group `ds-1`).
+  const known = view.status !== 'unknown' || details.workflow.runId !== null;
+  const group = view.groupId ?? (id.includes('/') ? groupOf(id) : null);
   const body = html`
 <h1>Trajectory <code>${id}</code></h1>
 <p><span class="status ${view.status}" id="trajectory-status">${view.status}</span>
  · Temporal <span class="status ${workflowClass(details.temporalStatus)}" id="workflow-status">${details.temporalStatus}</span>
- · qid <b>${view.qid ?? '–'}</b> · run <a href="${runHref(id.split('/')[0]!)}">${id.split('/')[0]}</a>
- · group <a href="${groupHref(view.groupId ?? groupOf(id))}">${view.groupId ?? groupOf(id)}</a>
+ · qid <b>${view.qid ?? '–'}</b>${known && id.includes('/') ? html` · run <a href="${runHref(id.split('/')[0]!)}">${id.split('/')[0]}</a>` : ''}
+ ${known && group ? html` · group <a href="${groupHref(group)}">${group}</a>` : ''}
  ${view.layout ? html` · layout ${view.layout}` : ''}${view.staleness !== null ? html` · staleness ${view.staleness}` : ''}
- ${details.temporalUrl ? html` · <a id="temporal-link" href="${details.temporalUrl}" target="_blank" rel="noreferrer">open in Temporal UI</a>` : ''}</p>
+ ${details.temporalUrl && known ? html` · <a id="temporal-link" href="${details.temporalUrl}" target="_blank" rel="noreferrer">open in Temporal UI</a>` : ''}</p>
 ${agreementLine(details)}
 ${endLine(details)}
+${view.status === 'unknown' ? '' : workflowPanel(details.workflow, details.temporalUrl)}
 ${details.problem ? html`<h2>Problem</h2><pre id="problem">
-${details.problem.problem}</pre><p>Gold answer: <b id="gold">${details.problem.gold.join(' | ')}</b></p>` : ''}
+${details.problem.problem}</pre>${goldLine(details.problem.gold)}` : ''}
 <details><summary>Rendered prompt (${view.promptIds.length} tokens)</summary><pre>${details.promptText}</pre></details>
-${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!))}
+${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!, feedbackLabel(view, t)))}
 ${view.generating ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${view.generating.attempt}, ${view.generating.ids.length} tokens so far)</h3>
 <pre>${details.generatingText}</pre>${versionStrip(view.generating.versions)}</div>` : ''}
 ${details.live ? html`<p class="muted" id="live-phase">Workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}</p>` : ''}`;
-  return page(`Trajectory ${id}`, body, final ? '' : `RatchetUI.pollTrajectory(${embedded(id)}, ${embedded(trajectoryStamp(view))});`);
+  return page(`Trajectory ${id}`, body, final ? '' : pollScript(details));
+}
+
+/** How long a page for an id Postgres does not know checks again, where Temporal cannot say whether it exists. */
+export const UNKNOWN_POLL_MS = 120_000;
+
+/**
+ * A running trajectory's page reloads when it changes. An unknown id polls only while it may still appear: not at
+ * all when Temporal has no such workflow, for a bounded time when Temporal cannot be asked, as usual when its
+ * workflow runs (started, prompt not stored yet).
+ */
+function pollScript({ view, temporalStatus }: TrajectoryDetails): string {
+  const id = embedded(view.trajectoryId);
+  const stamp = embedded(trajectoryStamp(view));
+  if (view.status !== 'unknown' || temporalStatus === 'Running') return `RatchetUI.pollTrajectory(${id}, ${stamp});`;
+  if (temporalStatus !== 'not connected' && temporalStatus !== 'unreachable') return '';
+  return `(() => { const until = Date.now() + ${UNKNOWN_POLL_MS};
+  const tick = async () => { const now = await fetch('/api/trajectories/' + encodeURIComponent(${id}) + '/stamp').then((r) => r.json()).catch(() => null);
+    if (now && now.stamp !== ${stamp}) return location.reload();
+    if (Date.now() < until) setTimeout(tick, 3000);
+    else document.getElementById('poll-state').textContent = 'Stopped checking: reload the page to look again.'; };
+  setTimeout(tick, 3000); })();`;
+}
+
+/** Temporal's own account of the workflow, beside the row's status: its run, its history, what it is waiting on. */
+function workflowPanel(workflow: WorkflowDescription, temporalUrl: string | null): Html | string {
+  if (workflow.runId === null) return '';
+  return html`<details id="temporal-panel" ${workflow.pendingActivities.length > 0 ? 'open' : ''}><summary>Temporal: ${workflow.status}
+ · ${workflow.pendingActivities.length} pending activit${workflow.pendingActivities.length === 1 ? 'y' : 'ies'}</summary>
+<p>run id <code id="workflow-run-id">${workflow.runId}</code> · started ${workflow.startTime?.toISOString() ?? '–'}
+ ${workflow.closeTime ? html` · closed ${workflow.closeTime.toISOString()}` : ''} · ${workflow.historyLength ?? '–'} history events
+ ${temporalUrl ? html` · <a href="${temporalUrl}" target="_blank" rel="noreferrer">history in Temporal UI</a>` : ''}</p>
+${workflow.pendingActivities.length > 0 ? html`<table id="pending-activities"><tr><th>activity</th><th>state</th><th>attempt</th><th>last failure</th></tr>
+${workflow.pendingActivities.map((a) => html`<tr><td>${a.activityType}</td><td>${a.state}</td><td class="num">${a.attempt}${a.maximumAttempts > 0 ? ` of ${a.maximumAttempts}` : ''}</td>
+<td>${a.lastFailure ?? ''}</td></tr>`)}</table>` : ''}</details>`;
+}
+
+/** Gold answers; a code task's (a program, a test's output) keep their lines. */
+function goldLine(gold: string[]): Html {
+  if (gold.some((answer) => answer.includes('\n'))) return html`<p>Gold answer:</p><pre id="gold">${gold.join('\n────\n')}</pre>`;
+  return html`<p>Gold answer: <b id="gold">${gold.join(' | ')}</b></p>`;
+}
+
+/** Where turn t's feedback went: into the next turn's context, or nowhere (the last turn of a finished trajectory). */
+function feedbackLabel(view: TrajectoryView, t: number): string {
+  if (t < view.turns.length - 1 || view.generating) return `Feedback (appended as tokens before turn ${t + 2}):`;
+  if (view.status === 'completed' || view.status === 'failed') {
+    return 'Feedback for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):';
+  }
+  return `Feedback (appended before turn ${t + 2} if the trajectory goes on):`;
 }
 
 /** A red flag when Temporal and the row tell different stories now, or did when the controller's sweep compared them. */
@@ -55,11 +110,24 @@ function endLine(details: TrajectoryDetails): Html | string {
     return html`<p id="end-reason">Ended: <b>${view.endReason}</b> after ${view.turns.length} turns · returns ${returns}</p>`;
   }
   if (view.status === 'queued') return html`<p>Queued: its group waits for admission under the run's staleness bound.</p>`;
-  if (view.status === 'unknown') return html`<p class="muted">Postgres has no rows for this trajectory yet (not started, or unknown id).</p>`;
+  if (view.status === 'unknown') return unknownLine(details.temporalStatus);
   return '';
 }
 
-function turnSection(id: string, turn: TurnView, answer: AnswerParts): Html {
+function unknownLine(temporalStatus: string): Html {
+  if (temporalStatus === 'not found') {
+    return html`<p class="flag" id="unknown-trajectory">No such trajectory: Postgres has no rows for this id and Temporal has no workflow with it.
+ <a href="/search">Search</a> for a run, group or qid instead.</p>`;
+  }
+  if (temporalStatus === 'Running') return html`<p id="unknown-trajectory">Its workflow has started; Postgres has nothing yet (the prompt is not stored yet).</p>`;
+  if (CLOSED.has(temporalStatus)) return html`<p class="flag" id="unknown-trajectory">Its workflow is ${temporalStatus}, yet Postgres has no rows for it.</p>`;
+  return html`<p class="flag" id="unknown-trajectory">Unknown trajectory: Postgres has no rows for this id, and Temporal is ${temporalStatus}, so whether
+ it was submitted cannot be checked. <span id="poll-state">Checking again every 3 s for ${UNKNOWN_POLL_MS / 60_000} minutes.</span></p>`;
+}
+
+const CLOSED = new Set(['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut']);
+
+function turnSection(id: string, turn: TurnView, answer: AnswerParts, feedback: string): Html {
   return html`<section class="turn" data-turn="${turn.turn}">
 <h3>Turn ${turn.turn + 1} <span class="verdict ${turn.verdict ?? ''}">${turn.verdict ?? 'not verified yet'}</span>
  <span class="muted">· ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'} · context ${turn.contextLen}
@@ -68,9 +136,19 @@ function turnSection(id: string, turn: TurnView, answer: AnswerParts): Html {
 ${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning (&lt;think&gt;, ${answer.reasoning.length} characters)</summary><pre>${answer.reasoning}</pre></details>` : ''}
 <pre class="answer">
 ${answer.answer}</pre>
-<p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>
-${turn.feedbackText !== null ? html`<p class="muted">Feedback (appended as tokens before the next turn):</p><pre class="feedback">
+${turn.extractedAnswer?.includes('\n') ? html`<p>Extracted answer (the code that ran):</p><pre class="extracted">
+${turn.extractedAnswer}</pre>` : html`<p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>`}
+${turn.verdictDetail ? detailSection(turn.verdictDetail) : ''}
+${turn.feedbackText !== null ? html`<p class="muted feedback-label">${feedback}</p><pre class="feedback">
 ${turn.feedbackText}</pre>` : ''}
 ${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
 </section>`;
+}
+
+/** Why the judge decided: the failing test, its expected against actual output side by side, or the traceback. */
+function detailSection(detail: string): Html {
+  const parts = verdictDetailParts(detail);
+  return html`<div class="verdict-detail"><p>Judge${parts.test ? html`: <b class="failed-test">${parts.test}</b>` : ''}</p>
+${parts.expected !== null ? html`<table class="expected-actual"><tr><th>expected</th><th>actual</th></tr><tr><td><pre class="expected">${parts.expected}</pre></td>
+<td><pre class="actual">${parts.actual}</pre></td></tr></table>` : html`<pre class="judge-text">${parts.text}</pre>`}</div>`;
 }

@@ -1,0 +1,158 @@
+import { mkdir } from 'node:fs/promises';
+import type { Browser, Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureRun } from '../../src/store/rollout-groups.js';
+import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
+import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
+import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
+import type { ChartSpec } from '../../src/ui/training-charts.js';
+import { CURVES_RUN, curvesTrajectory, handOutBatch, seedCurvesRun } from '../store/curves-run.js';
+import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
+import { launchChromium } from './chromium.js';
+
+// Postgres alone (no Temporal): the run page reads what migration 012's triggers keep.
+let db: TestDatabase;
+let ui: RunningUi;
+let browser: Browser;
+let page: Page;
+let batchId: string;
+const screenshots = process.env.RATCHET_UI_SCREENSHOTS;
+
+beforeAll(async () => {
+  db = await startTestDatabase();
+  await seedCurvesRun(db.pool);
+  await seedCurvesRun(db.pool, 'curves-b');
+  batchId = await handOutBatch(db.pool);
+  // A plain run with one trajectory, generated under version 0 in one minute; and a training run with nothing yet.
+  await storeCompletedTrajectory(db.pool, curvesTrajectory('single/q/0', [{ success: true, len: 50, versionStart: 0, versionEnd: 0 }], 'single'));
+  await ensureRun(db.pool, { ...CURVES_RUN, runId: 'empty' });
+  ui = await startRatchetUi({ pool: db.pool, tokenizer: await loadModelTokenizer(), port: 0 });
+  browser = await launchChromium();
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  if (screenshots) await mkdir(screenshots, { recursive: true });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await ui?.close();
+  await db?.stop();
+});
+
+async function open(path: string, shot?: string): Promise<void> {
+  const response = await page.goto(`${ui.url}${path}`, { waitUntil: 'load' });
+  expect(response?.status(), await response?.text()).toBe(200);
+  if (screenshots && shot) await page.screenshot({ path: `${screenshots}/${shot}.png`, fullPage: true });
+}
+
+const drawn = (id: string) => page.evaluate((chartId) => {
+  const chart = (globalThis as any).ratchetCharts[chartId];
+  return chart ? { data: chart.data, labels: chart.series.slice(1).map((s: { label: string }) => s.label) } : null;
+}, id);
+const xRange = (id: string) => page.evaluate((chartId) => {
+  const { min, max } = (globalThis as any).ratchetCharts[chartId].scales.x;
+  return [min, max];
+}, id);
+const refreshed = () => page.evaluate(() => Number((globalThis as any).document.body.dataset.refreshed ?? 0));
+const nextPoll = async () => {
+  const before = await refreshed();
+  await page.waitForFunction((n) => Number((globalThis as any).document.body.dataset.refreshed ?? 0) > n, { timeout: 15_000 }, before);
+};
+
+describe('the run page\'s charts', () => {
+  it('keeps a zoom across polls, updating the zoomed chart in place with new data', async () => {
+    await open('/runs/curves', 'run-charts');
+    expect(await drawn('chart-by-version')).toEqual({ data: [[0, 1, 2], [0.5, 0, 0], [1, null, null]], labels: ['turn 1', 'turn 2'] });
+    await page.evaluate(() => {
+      const chart = (globalThis as any).ratchetCharts['chart-by-version'];
+      chart.probe = 'the same chart';
+      chart.setScale('x', { min: 0.4, max: 1.6 });
+    });
+    // A trajectory whose turn ends under version 3: the next poll brings a new x value.
+    await storeCompletedTrajectory(db.pool, curvesTrajectory('curves/g9/0', [{ success: true, len: 8, versionStart: 3, versionEnd: 3 }]));
+    await nextPoll();
+    await nextPoll();
+    expect((await drawn('chart-by-version'))!.data[0]).toEqual([0, 1, 2, 3]);
+    expect(await xRange('chart-by-version')).toEqual([0.4, 1.6]);
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-version'].probe)).toBe('the same chart');
+    // A chart the user did not zoom follows the data.
+    expect(await xRange('chart-length-by-version')).toEqual([-0.5, 3.5]);
+  }, 60_000);
+
+  it('draws success per turn across versions, one line per turn, and says how many samples each point rests on', async () => {
+    await open('/runs/curves');
+    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { curves: { byTurn: { samples: number }[] }; charts: ChartSpec[] };
+    expect(view.curves.byTurn.map((p) => p.samples)).toEqual([5, 1]);
+    expect(view.charts.find((c) => c.id === 'chart-by-version')!.counts).toEqual([[2, 1, 1, 1], [1, 0, 0, 0]]);
+    // Legend values carry n; every point here rests on fewer than 10 samples, so each is ringed.
+    const legend = await page.evaluate(() => {
+      const chart = (globalThis as any).ratchetCharts['chart-by-turn'];
+      return { value: chart.series[1].value(chart, 0.4, 1, 0), marked: chart.ratchet.marked.length };
+    });
+    expect(legend).toEqual({ value: '0.400 · n=5 (few)', marked: 2 });
+  });
+
+  it('charts the groups with no training signal, the advantages, staleness and truncation', async () => {
+    await open('/runs/curves');
+    expect(await drawn('chart-no-signal-by-version')).toEqual({ data: [[0, 1], [0, 1]], labels: ['every sample the same R₀'] });
+    expect((await drawn('chart-advantages'))!.data).toEqual([[-0.5, 0, 0.5], [1, 2, 1]]);
+    expect((await drawn('chart-staleness'))!.data).toEqual([[1, 2], [2, 2]]);
+    expect((await drawn('chart-truncation-by-version'))!.data).toEqual([[0, 1, 3], [0, 0.5, 0]]);
+    // Histogram bars are padded by half a bar: the edge bars are whole.
+    expect(await xRange('chart-staleness')).toEqual([0.5, 2.5]);
+    const lengths = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-lengths'].scales.x);
+    expect([lengths.min, lengths.max]).toEqual([0, 112]);
+  });
+
+  it('lists the run\'s batches, keeping the list current, and its settings', async () => {
+    await open('/runs/curves');
+    const batch = await page.$$eval(`#batches tr[data-batch="${batchId}"] td`, (tds) => tds.map((td) => td.textContent?.trim()));
+    expect(batch.slice(1, 6)).toEqual(['trainer-0', '2', '2', '4', '2']);
+    expect(batch[8]).toBe('not yet');
+    // A batch claimed while the page is open shows at the next poll.
+    const second = await handOutBatch(db.pool);
+    await nextPoll();
+    expect(await page.$$eval('#batches tr[data-batch]', (trs) => trs.map((tr) => tr.getAttribute('data-batch')))).toEqual(expect.arrayContaining([batchId, second]));
+    expect(await page.$eval('#batch-count', (el) => el.textContent)).toBe('2');
+    const settings = await page.$$eval('#run-settings tr', (trs) => trs.map((tr) => [tr.getAttribute('data-setting'), tr.querySelector('td')?.textContent]));
+    expect(settings).toEqual(expect.arrayContaining([
+      ['kind', 'training run'], ['η (max_head_offpolicyness, versions)', '1'], ['batch size (groups)', '2'], ['group size (samples per prompt)', '2'], ['layout', 'seed'],
+    ]));
+  });
+
+  it('overlays a second run on the same charts, picked by name', async () => {
+    await open('/runs/curves');
+    await page.$eval('#compare input[name="compare"]', (input) => { (input as unknown as { value: string }).value = 'curves-b'; });
+    await Promise.all([page.waitForNavigation(), page.click('#compare button')]);
+    expect(page.url()).toContain('/runs/curves?compare=curves-b');
+    if (screenshots) await page.screenshot({ path: `${screenshots}/run-charts-compare.png`, fullPage: true });
+    expect(await drawn('chart-by-turn')).toEqual({ data: [[1, 2], [0.4, 1], [0.25, 1]], labels: ['curves: success', 'curves-b: success'] });
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].series[2].dash)).toEqual([3, 3]);
+    // The overlay survives the poll.
+    await nextPoll();
+    expect((await drawn('chart-by-turn'))!.labels).toEqual(['curves: success', 'curves-b: success']);
+  }, 30_000);
+});
+
+describe('a run with one version, one minute and one length', () => {
+  it('centres the lone x value instead of ranging it 0–100', async () => {
+    await open('/runs/single');
+    expect(await xRange('chart-by-version')).toEqual([-0.5, 0.5]);
+    expect(await xRange('chart-by-turn')).toEqual([0.5, 1.5]);
+    const [lo, hi] = await xRange('chart-over-time');
+    const t = (await drawn('chart-over-time'))!.data[0][0];
+    expect([t - lo, hi - t]).toEqual([60, 60]);
+    expect(await xRange('chart-lengths')).toEqual([48, 64]);
+  });
+});
+
+describe('a run with nothing stored yet', () => {
+  it('says what is missing in each chart, with no axes or ticks drawn', async () => {
+    await open('/runs/empty', 'run-charts-empty');
+    expect(await page.$$eval('.chart canvas', (canvases) => canvases.length)).toBe(0);
+    const notes = await page.$$eval('.chart .empty', (ps) => ps.map((p) => p.textContent));
+    expect(notes).toContain('success rate by turn: no completed trajectories yet');
+    expect(notes).toContain('staleness at hand-out: no batch handed out yet');
+    expect(await page.$('#no-batches')).not.toBeNull();
+  });
+});
