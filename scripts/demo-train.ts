@@ -105,7 +105,8 @@ async function main(): Promise<number> {
   const rows = await checkRunRows(runtime.pool, tokenizer, runId);
   for (const failure of rows.failures) say(`    invalid row ${failure}`);
   if (screenshots) {
-    const shots = [await screenshots.snap('run-page'), await screenshots.snap('run-problems', `/runs/${encodeURIComponent(runId)}/problems`)];
+    const runPage = `/runs/${encodeURIComponent(runId)}`;
+    const shots = [await screenshots.snap('run-page'), await screenshots.snap('run-page-trajectories', runPage, { from: '#filters', height: 1_100 })];
     say(`    screenshots ${shots.filter(Boolean).map((file) => path.relative(ROOT, file!)).join(', ')}`);
   }
   say(`    chart ${path.relative(ROOT, chart)}; steps ${path.relative(ROOT, path.join(work, `${runId}.jsonl`))}`);

@@ -13,7 +13,11 @@ export class RunPageScreenshots {
 
   constructor(private readonly dir: string, private readonly uiUrl: string, private readonly runId: string) {}
 
-  async snap(name: string, pagePath = `/runs/${encodeURIComponent(this.runId)}`): Promise<string | undefined> {
+  /**
+   * `from`: a selector the picture starts at (the page's top if left out); `height`: how much of the page it shows
+   * (the run page of a long run is ten thousand pixels tall, too tall for a README).
+   */
+  async snap(name: string, pagePath = `/runs/${encodeURIComponent(this.runId)}`, view: { from?: string; height?: number } = {}): Promise<string | undefined> {
     try {
       await mkdir(this.dir, { recursive: true });
       this.browser ??= await launchChromium();
@@ -24,7 +28,10 @@ export class RunPageScreenshots {
         // The charts draw from the page's own script: wait until at least one uPlot canvas is there.
         await page.waitForSelector('.uplot canvas', { timeout: 15_000 }).catch(() => undefined);
         const file = path.join(this.dir, `${name}.png`);
-        await page.screenshot({ path: file, fullPage: true });
+        const top = view.from ? await page.$eval(view.from, (el) => el.getBoundingClientRect().top + window.scrollY) : 0;
+        const pageHeight = await page.evaluate(() => document.documentElement.scrollHeight);
+        const height = Math.min(view.height ?? 1_400, pageHeight - top);
+        await page.screenshot({ path: file, clip: { x: 0, y: top, width: 1_400, height }, captureBeyondViewport: true });
         return file;
       } finally {
         await page.close();
