@@ -28,8 +28,9 @@ export class RunPageScreenshots {
         // The charts draw from the page's own script: wait until at least one uPlot canvas is there.
         await page.waitForSelector('.uplot canvas', { timeout: 15_000 }).catch(() => undefined);
         const file = path.join(this.dir, `${name}.png`);
-        const top = view.from ? await page.$eval(view.from, (el) => el.getBoundingClientRect().top + window.scrollY) : 0;
-        const pageHeight = await page.evaluate(() => document.documentElement.scrollHeight);
+        // These callbacks run in the page, where globalThis is its window (this file is compiled without the DOM's types).
+        const top = view.from ? await page.$eval(view.from, (el) => el.getBoundingClientRect().top + (globalThis as unknown as { scrollY: number }).scrollY) : 0;
+        const pageHeight = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight);
         const height = Math.min(view.height ?? 1_400, pageHeight - top);
         await page.screenshot({ path: file, clip: { x: 0, y: top, width: 1_400, height }, captureBeyondViewport: true });
         return file;
