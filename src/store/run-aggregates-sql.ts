@@ -231,7 +231,7 @@ export const RUN_AGGREGATES_SQL = `
     END IF;
     SELECT array_agg(ready.group_id ORDER BY ready.birth_time, ready.seq) INTO v_groups FROM (
       SELECT g.group_id, g.birth_time, g.seq FROM rollout_groups g
-      WHERE g.run_id = p_run AND g.finished_at IS NOT NULL AND g.consumed_at IS NULL AND g.completed > 0 AND g.status = 'admitted'
+      WHERE g.run_id = p_run AND g.finished_at IS NOT NULL AND g.consumed_at IS NULL AND g.completed > 0 AND g.status <> 'cancelled'
         AND (g.lease_expires_at IS NULL OR g.lease_expires_at < clock_timestamp())
       ORDER BY g.birth_time, g.seq LIMIT p_batch_size FOR UPDATE SKIP LOCKED
     ) ready;
