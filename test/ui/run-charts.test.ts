@@ -1,22 +1,18 @@
-import { mkdir } from 'node:fs/promises';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRun } from '../../src/store/rollout-groups.js';
 import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
-import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
-import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import type { ChartSpec } from '../../src/ui/training-charts.js';
 import { CURVES_RUN, curvesTrajectory, handOutBatch, seedCurvesRun } from '../store/curves-run.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
-import { launchChromium } from './chromium.js';
+import { SCREENSHOTS, startUiBrowser, type UiBrowser } from './ui-browser.js';
 
 // Postgres alone (no Temporal): the run page reads what migration 012's triggers keep.
 let db: TestDatabase;
-let ui: RunningUi;
-let browser: Browser;
+let ui: UiBrowser;
 let page: Page;
 let batchId: string;
-const screenshots = process.env.RATCHET_UI_SCREENSHOTS;
+const screenshots = SCREENSHOTS;
 
 beforeAll(async () => {
   db = await startTestDatabase();
@@ -26,24 +22,16 @@ beforeAll(async () => {
   // A plain run with one trajectory, generated under version 0 in one minute; and a training run with nothing yet.
   await storeCompletedTrajectory(db.pool, curvesTrajectory('single/q/0', [{ success: true, len: 50, versionStart: 0, versionEnd: 0 }], 'single'));
   await ensureRun(db.pool, { ...CURVES_RUN, runId: 'empty' });
-  ui = await startRatchetUi({ pool: db.pool, tokenizer: await loadModelTokenizer(), port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 900 });
-  if (screenshots) await mkdir(screenshots, { recursive: true });
+  ui = await startUiBrowser(db.pool);
+  page = ui.page;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
   await ui?.close();
   await db?.stop();
 });
 
-async function open(path: string, shot?: string): Promise<void> {
-  const response = await page.goto(`${ui.url}${path}`, { waitUntil: 'load' });
-  expect(response?.status(), await response?.text()).toBe(200);
-  if (screenshots && shot) await page.screenshot({ path: `${screenshots}/${shot}.png`, fullPage: true });
-}
+const open = (path: string, shot?: string) => ui.open(path, shot);
 
 const drawn = (id: string) => page.evaluate((chartId) => {
   const chart = (globalThis as any).ratchetCharts[chartId];

@@ -1,20 +1,17 @@
-import type { Browser, Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acknowledgeBatch, claimBatch } from '../../src/store/batches.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { admitGroups, cancelGroups } from '../../src/store/rollout-groups.js';
 import { recordSubmissions } from '../../src/store/run-aggregates.js';
-import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
-import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { complete, fail, joinedGroup, start } from '../store/run-rows.js';
-import { launchChromium } from './chromium.js';
+import { startUiBrowser, type UiBrowser } from './ui-browser.js';
 
 // A Postgres holding a plain run with a backlog and a training run with a consumed batch and a cancelled group (no
 // Temporal: the counters read Postgres alone), looked at in a real browser.
 let db: TestDatabase;
-let ui: RunningUi;
-let browser: Browser;
+let ui: UiBrowser;
 let page: Page;
 const PLAIN = Array.from({ length: 10 }, (_, i) => `backlog/q${i}/0`);
 const TRAINING = { runId: 'trained', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 8 };
@@ -38,22 +35,16 @@ beforeAll(async () => {
   await publishPolicyVersion(db.pool, 1);
   batchId = (await claimBatch(db.pool, { runId: TRAINING.runId, batchSize: 1, consumer: 'test', leaseMs: 60_000 }))!.batchId;
   await cancelGroups(db.pool, { groupId: 'trained/b' });
-  ui = await startRatchetUi({ pool: db.pool, tokenizer: await loadModelTokenizer(), port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 900 });
+  ui = await startUiBrowser(db.pool);
+  page = ui.page;
 });
 
 afterAll(async () => {
-  await browser?.close();
   await ui?.close();
   await db?.stop();
 });
 
-async function open(path: string): Promise<void> {
-  const response = await page.goto(`${ui.url}${path}`, { waitUntil: 'load' });
-  expect(response?.status(), await response?.text()).toBe(200);
-}
+const open = (path: string) => ui.open(path);
 
 const counter = (name: string) => page.$eval(`[data-counter="${name}"]`, (el) => el.textContent ?? '');
 

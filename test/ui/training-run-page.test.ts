@@ -1,21 +1,16 @@
-import { mkdir } from 'node:fs/promises';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRun } from '../../src/store/rollout-groups.js';
 import { recordTrainingStep } from '../../src/store/training-steps.js';
-import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
-import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import type { ChartSpec, RunTraining } from '../../src/ui/training-charts.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { seedTrainingRun, STEPS, TRAINING_RUN } from '../store/training-run.js';
-import { launchChromium } from './chromium.js';
+import { startUiBrowser, type UiBrowser } from './ui-browser.js';
 
 // A Postgres holding a training run's rows and trainer steps (no Temporal: the run page reads Postgres alone).
 let db: TestDatabase;
-let ui: RunningUi;
-let browser: Browser;
+let ui: UiBrowser;
 let page: Page;
-const screenshots = process.env.RATCHET_UI_SCREENSHOTS;
 
 beforeAll(async () => {
   db = await startTestDatabase();
@@ -23,24 +18,16 @@ beforeAll(async () => {
   await ensureRun(db.pool, { ...TRAINING_RUN, runId: 'untrained' });
   await ensureRun(db.pool, { ...TRAINING_RUN, runId: 'first-step' });
   await recordTrainingStep(db.pool, 'first-step', 0, 1, { mean_reward: 0.1, loss: 1, parity_mean_abs: 0.001, parity_p99_abs: 0.01, version_lag_mean: 0, version_lag_max: 0 });
-  ui = await startRatchetUi({ pool: db.pool, tokenizer: await loadModelTokenizer(), port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 900 });
-  if (screenshots) await mkdir(screenshots, { recursive: true });
+  ui = await startUiBrowser(db.pool);
+  page = ui.page;
 });
 
 afterAll(async () => {
-  await browser?.close();
   await ui?.close();
   await db?.stop();
 });
 
-async function open(path: string, shot?: string): Promise<void> {
-  const response = await page.goto(`${ui.url}${path}`, { waitUntil: 'load' });
-  expect(response?.status(), await response?.text()).toBe(200);
-  if (screenshots && shot) await page.screenshot({ path: `${screenshots}/${shot}.png`, fullPage: true });
-}
+const open = (path: string, shot?: string) => ui.open(path, shot);
 
 /** What uPlot drew for one chart: x, then one array per series, and the series' labels. */
 const drawn = (id: string) => page.evaluate((chartId) => {

@@ -1,20 +1,16 @@
-import { mkdir } from 'node:fs/promises';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { STORED_VERDICTS } from '../../src/trajectory/turn-verdicts.js';
 import { LIST_REFRESH_MS } from '../../src/ui/pages/trajectory-list.js';
-import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { RUNNING_ID, seedTrajectoryList } from '../store/trajectory-list-run.js';
-import { launchChromium } from './chromium.js';
+import { SCREENSHOTS, startUiBrowser, type UiBrowser } from './ui-browser.js';
 
 // Postgres alone (no Temporal): the run page's list reads stored rows and working rows.
 let db: TestDatabase;
-let ui: RunningUi;
-let browser: Browser;
+let ui: UiBrowser;
 let page: Page;
-const screenshots = process.env.RATCHET_UI_SCREENSHOTS;
+const screenshots = SCREENSHOTS;
 const BIG = 60;
 
 /** `big/p<i>/0` for i < n: one trajectory a second, output tokens i, so pages and sorts are easy to tell apart. */
@@ -29,24 +25,16 @@ beforeAll(async () => {
   db = await startTestDatabase();
   await seedTrajectoryList(db.pool);
   await storeBig(0, BIG);
-  ui = await startRatchetUi({ pool: db.pool, tokenizer: await loadModelTokenizer(), port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage();
-  await page.setViewport({ width: 1400, height: 900 });
-  if (screenshots) await mkdir(screenshots, { recursive: true });
+  ui = await startUiBrowser(db.pool, { width: 1400, height: 900 });
+  page = ui.page;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
   await ui?.close();
   await db?.stop();
 });
 
-async function open(path: string, shot?: string): Promise<void> {
-  const response = await page.goto(`${ui.url}${path}`, { waitUntil: 'load' });
-  expect(response?.status(), await response?.text()).toBe(200);
-  if (screenshots && shot) await page.screenshot({ path: `${screenshots}/${shot}.png`, fullPage: true });
-}
+const open = (path: string, shot?: string) => ui.open(path, shot);
 
 const listed = (table = 'trajectories') => page.$$eval(`#${table} tr[data-trajectory]`, (rows) => rows.map((row) => row.getAttribute('data-trajectory')));
 const text = (selector: string) => page.$eval(selector, (el) => el.textContent?.trim());
