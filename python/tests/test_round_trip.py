@@ -79,10 +79,14 @@ def test_cancels_a_run_whose_groups_wait(env: dict[str, str]) -> None:
             # One group at a time: the later ones are still waiting for admission when the run is cancelled.
             run = RunConfig(run_id="py-cancel", max_head_offpolicyness=1000, batch_size=1, max_concurrent=1)
             await client.submit(run, load_problems(SAMPLE)[10:15], samples=2, rollout={"turns": 5})
-            # A group exists once its members have joined it (their first activity): cancel after that.
+            # A group exists once its first member has joined it (the member's first activity), and a member that
+            # joins a cancelled group later ends without being told: cancel once all ten have joined.
             for _ in range(300):
-                status = await client.status("py-cancel")
-                if status and sum(status[k] for k in ("waiting", "running", "accepted", "rejected")) == 5:
+                cursor = await client.database.execute(
+                    "SELECT count(*) FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE g.run_id = %s", ("py-cancel",)
+                )
+                row = await cursor.fetchone()
+                if row is not None and row[0] == 10:
                     break
                 await asyncio.sleep(0.1)
             cancelled = await client.cancel(run_id="py-cancel")
