@@ -12,7 +12,7 @@ export SQL_PASSWORD
 SCHEMA_DIR=/etc/temporal/schema/postgresql/v12
 
 sql_tool() {
-  temporal-sql-tool --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@"
+  temporal-sql-tool --plugin postgres12 --ep "$DB_HOST" -p "$DB_PORT" -u "$DB_USER" "$@"
 }
 
 setup_store() {
@@ -24,6 +24,7 @@ setup_store() {
   sql_tool --db "$db" update-schema -d "$schema"
 }
 
-setup_store "$DBNAME" "$SCHEMA_DIR/temporal/versioned"
-setup_store "$VISIBILITY_DBNAME" "$SCHEMA_DIR/visibility/versioned"
+# The database names deploy/temporal/server.yaml uses.
+setup_store temporal "$SCHEMA_DIR/temporal/versioned"
+setup_store temporal_visibility "$SCHEMA_DIR/visibility/versioned"
 echo "Temporal schema is up to date"

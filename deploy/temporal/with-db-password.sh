@@ -1,7 +1,8 @@
 #!/bin/sh
-# The Temporal server reads its database password from POSTGRES_PWD only: set it from the compose secret here,
-# so the password is in no compose file and no `docker inspect` output, then run the image's own entrypoint.
+# Starts the Temporal server on deploy/temporal/server.yaml, the config the test suite's real server runs
+# (src/stack/temporal-server.ts), with the database password from the compose secret: it is in no compose file and
+# no `docker inspect` output. The server renders the file as a template from the environment (DB_HOST, DB_PASSWORD, ...).
 set -eu
-POSTGRES_PWD="$(cat /run/secrets/temporal_db_password)"
-export POSTGRES_PWD
-exec /etc/temporal/entrypoint.sh "$@"
+DB_PASSWORD="$(cat /run/secrets/temporal_db_password)"
+export DB_PASSWORD
+exec temporal-server --config-file /etc/temporal/ratchet/server.yaml --allow-no-auth start

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { SERVER_CONFIG, TEMPORAL_SERVER_VERSION } from '../../src/stack/temporal-server.js';
 import { RATCHET_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
 
 // Static checks of the deployment files: no Docker engine is needed, so they run everywhere.
@@ -196,19 +197,25 @@ describe('temporal', () => {
     expect(script).toContain('/etc/temporal/schema/postgresql/v12');
     expect(script).toMatch(/\/temporal\/versioned/);
     expect(script).toMatch(/\/visibility\/versioned/);
-    expect(env('temporal-schema-setup', 'DB')).toBe('postgres12');
-    expect(env('temporal-schema-setup', 'POSTGRES_SEEDS')).toBe('postgres');
+    expect(script).toContain('--plugin postgres12');
+    expect(env('temporal-schema-setup', 'DB_HOST')).toBe('postgres');
   });
 
-  it('runs temporalio/server on the databases the init script creates, as the role it creates', () => {
-    expect(service('temporal').image).toMatch(/^temporalio\/server:/);
-    expect(env('temporal', 'DB')).toBe('postgres12');
+  it('runs the server version and config the test suite runs (npm run test:temporal-server), on the databases and role the init script creates', () => {
+    expect(service('temporal').image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    for (const tool of ['temporal-schema-setup', 'temporal-namespace-setup']) expect(service(tool).image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    const start = scriptRunBy('temporal');
+    const configPath = /--config-file (\S+)/.exec(start)?.[1];
+    expect(configPath, 'the entrypoint starts temporal-server on a mounted config file').toBeDefined();
+    expect(boundFile('temporal', configPath!)).toBe(SERVER_CONFIG);
+    const config = readFileSync(SERVER_CONFIG, 'utf8');
+    expect([...config.matchAll(/databaseName: (\w+)/g)].map((m) => m[1])).toEqual(['temporal', 'temporal_visibility']);
+    expect(createdDatabases).toEqual(expect.arrayContaining(['temporal', 'temporal_visibility']));
+    expect(services).toHaveProperty(env('temporal', 'DB_HOST'));
     expect(env('temporal', 'DB_PORT')).toBe('5432');
-    expect(services).toHaveProperty(env('temporal', 'POSTGRES_SEEDS'));
-    expect(createdRoles).toContain(env('temporal', 'POSTGRES_USER'));
-    expect(service('temporal').secrets).toContain('temporal_db_password'); // its POSTGRES_PWD, set by the entrypoint wrapper
-    expect(createdDatabases).toContain(env('temporal', 'DBNAME'));
-    expect(createdDatabases).toContain(env('temporal', 'VISIBILITY_DBNAME'));
+    expect(createdRoles).toContain(env('temporal', 'DB_USER'));
+    expect(service('temporal').secrets).toContain('temporal_db_password'); // its DB_PASSWORD, set by the entrypoint wrapper
+    expect(start).toMatch(/DB_PASSWORD="\$\(cat \/run\/secrets\/temporal_db_password\)"/);
     expect(env('temporal', 'BIND_ON_IP')).toBe('0.0.0.0');
   });
 
