@@ -1,23 +1,28 @@
 // What orchestration costs: Ratchet on the real stack, each part in its own process, measured per trajectory and
 // per turn, and its wall time against an in-process loop running the same domain code without Temporal.
-// `npm run bench:overhead -- [--trajectories 256] [--turns 5] [--cpu-workers 1] [--phases instant,decode,floor]`
+// `npm run bench:overhead -- [--trajectories 256] [--turns 5] [--cpu-workers 1] [--phases instant,decode,floor]
+// [--temporal dev,server]`: `server` is the Temporal server users deploy (Postgres, SQL visibility, four history
+// shards: src/stack/local-temporal-server.ts, built once by `npm run setup:temporal-server`), measured beside the dev
+// server in one run.
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import '../test/setup-logging.js';
 import { loadDataset } from '../src/datasets/index.js';
 import { createBackend } from '../src/policy/backend-config.js';
-import { trajectoryRequests } from '../src/rollout/submit.js';
+import { trajectoryRequests } from '../src/client/submit.js';
 import { startEmbeddedPostgresOnFreePort } from '../src/stack/embedded-postgres.js';
 import { freePort } from '../src/stack/free-port.js';
+import { startLocalTemporalServer } from '../src/stack/local-temporal-server.js';
 import { startTemporalDevServer } from '../src/stack/temporal-dev-server.js';
 import { openDatabase } from '../src/store/database.js';
 import { loadModelTokenizer } from '../src/tokens/model-tokenizer.js';
 import { VerifierPool } from '../src/verifier/index.js';
-import { ensureSearchAttributes } from '../src/workers/temporal-connection.js';
+import { ensureSearchAttributes } from '../src/temporal/connection.js';
 import { startRatchetProcess, type RatchetProcess } from './overhead/child-process.js';
 import { runInProcessLoop } from './overhead/in-process-loop.js';
 import { runFloorPass } from './overhead/floor-pass.js';
@@ -35,6 +40,7 @@ const { values: flags } = parseArgs({
     'turn-tokens': { type: 'string', default: '1000' },
     // postgres: watch the stored rows, as a trainer consuming from Postgres does; results: wait on each workflow.
     'wait-on': { type: 'string', default: 'postgres' },
+    temporal: { type: 'string', default: 'dev' },
   },
 });
 const trajectories = Number(flags.trajectories);
@@ -44,26 +50,93 @@ const slots = Number(flags.slots);
 const DATASET = path.resolve(import.meta.dirname, '../data/sample.jsonl');
 
 const stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-overhead-'));
-const temporalServer = await startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: await freePort(), headless: true });
 const postgres = await startEmbeddedPostgresOnFreePort(stateDir);
 const pool = await openDatabase(postgres.url);
-const connection = await Connection.connect({ address: temporalServer.address });
-await ensureSearchAttributes(connection, 'default');
-const client = new Client({ connection });
 const tokenizer = await loadModelTokenizer();
 const { problems } = await loadDataset(DATASET);
-// The postmaster's pid is the first line of postmaster.pid; its backends are its children.
-const pgPid = Number(readFileSync(path.join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+const pgPid = postmasterPid(postgres.dataDir);
+
+/** The Temporal a pass runs on: its processes' CPU and, for the real server, its database's transactions. */
+interface TemporalUnderTest {
+  kind: 'dev' | 'server';
+  address: string;
+  client: Client;
+  cpu: Record<string, () => number>;
+  /** Committed and rolled-back transactions in Temporal's databases so far (the dev server keeps SQLite in-process: none). */
+  transactions?: () => Promise<number>;
+  stop(): Promise<void>;
+}
+
+async function startTemporal(kind: 'dev' | 'server'): Promise<TemporalUnderTest> {
+  const server = kind === 'dev'
+    ? await startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: await freePort(), headless: true })
+    : await startLocalTemporalServer({ stateDir, toolsDir: path.resolve('.ratchet'), log: (line) => console.error(line) });
+  const connection = await Connection.connect({ address: server.address });
+  await ensureSearchAttributes(connection, 'default');
+  const cpu: Record<string, () => number> = { temporalServer: () => treeCpuSeconds(server.pid!) };
+  let transactions: (() => Promise<number>) | undefined;
+  if ('postgres' in server) {
+    const temporalPgPid = postmasterPid(server.postgres.dataDir);
+    cpu.temporalPostgres = () => treeCpuSeconds(temporalPgPid);
+    transactions = () => databaseTransactions(server.postgres.url, ['temporal', 'temporal_visibility']);
+  }
+  return {
+    kind, address: server.address, client: new Client({ connection }), cpu, transactions,
+    stop: async () => {
+      await connection.close();
+      await server.stop();
+    },
+  };
+}
+
+/** Transactions the named databases have ended, from Postgres's cumulative statistics. */
+async function databaseTransactions(url: string, databases: string[]): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows: [row] } = await client.query<{ n: string }>(
+      'SELECT sum(xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database WHERE datname = ANY($1)', [databases]);
+    return Number(row!.n);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Transactions per trajectory of a pass, net of what the databases do when idle (Temporal's shard and queue
+ * upkeep). A backend reports its counts when it goes idle, at most every second and at the latest ten seconds
+ * later, so each reading waits out that delay.
+ */
+async function transactionMeter(read: () => Promise<number>): Promise<() => Promise<{ total: number; idlePerSecond: number }>> {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
+  await settle();
+  const idleStart = await read();
+  await settle();
+  const start = await read();
+  const idlePerSecond = (start - idleStart) / 11;
+  const started = performance.now();
+  return async () => {
+    await settle();
+    const seconds = (performance.now() - started) / 1000;
+    return { total: (await read()) - start - idlePerSecond * seconds, idlePerSecond };
+  };
+}
+
+function postmasterPid(dataDir: string): number {
+  // The postmaster's pid is the first line of postmaster.pid; its backends are its children.
+  return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
 
 /** One measured pass: a simulated policy at the given speed, the workers, then Ratchet (and the loop, if asked). */
-async function phase(name: string, policyFlags: string[], withLoop: boolean): Promise<Record<string, unknown>> {
+async function phase(temporal: TemporalUnderTest, name: string, policyFlags: string[], withLoop: boolean): Promise<Record<string, unknown>> {
+  const { client } = temporal;
   const started: RatchetProcess[] = [];
   try {
     const policyPort = await freePort();
     const policy = await startRatchetProcess(['sim-policy', '--dataset', DATASET, '--port', String(policyPort), '--seed', '7', '--seed-per-request', ...policyFlags], {}, /simulated policy at/);
     started.push(policy);
     const policyUrl = `http://127.0.0.1:${policyPort}`;
-    const env = { TEMPORAL_ADDRESS: temporalServer.address, DATABASE_URL: postgres.url, RATCHET_POLICY_URL: policyUrl, RATCHET_POLICY_BACKEND: 'sglang', RATCHET_GPU_SLOTS: String(slots) };
+    const env = { TEMPORAL_ADDRESS: temporal.address, DATABASE_URL: postgres.url, RATCHET_POLICY_URL: policyUrl, RATCHET_POLICY_BACKEND: 'sglang', RATCHET_GPU_SLOTS: String(slots) };
     const cpu: RatchetProcess[] = [];
     for (let i = 0; i < cpuWorkers; i++) cpu.push(await startRatchetProcess(['worker', 'cpu'], env, /worker polling/));
     started.push(...cpu);
@@ -73,7 +146,7 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
     await runRatchetPass(client, trajectoryRequests(`warmup-${name}-${Date.now()}`, problems.slice(0, 8), 1, { turns: 1 }));
 
     const requests = trajectoryRequests(`${name}-${Date.now()}`, problems, Math.ceil(trajectories / problems.length), { turns }).slice(0, trajectories);
-    const result: Record<string, unknown> = { phase: name, trajectories, turns, cpuWorkers, slots, waitOn: flags['wait-on'] };
+    const result: Record<string, unknown> = { temporal: temporal.kind, phase: name, trajectories, turns, cpuWorkers, slots, waitOn: flags['wait-on'] };
     if (withLoop) {
       const verifier = new VerifierPool({ size: 1 });
       const loopCpu = new CpuMeter({ loop: () => processCpuSeconds(), postgres: () => treeCpuSeconds(pgPid), policy: () => treeCpuSeconds(policy.pid) });
@@ -85,16 +158,22 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
       result.loopWallSeconds = loopSeconds;
     }
 
+    // Both meters settle together (each waits out Postgres's statistics delay), then the CPU meter starts.
+    const [ratchetTransactions, temporalTransactions] = await Promise.all([
+      transactionMeter(() => databaseTransactions(postgres.url, ['ratchet'])),
+      temporal.transactions && transactionMeter(temporal.transactions),
+    ]);
     const meter = new CpuMeter({
       ...Object.fromEntries(cpu.map((worker, i) => [`cpuWorker${cpuWorkers > 1 ? i + 1 : ''}`, () => treeCpuSeconds(worker.pid)])),
       gpuWorker: () => treeCpuSeconds(gpu.pid),
-      temporalServer: () => treeCpuSeconds(temporalServer.pid!),
+      ...temporal.cpu,
       postgres: () => treeCpuSeconds(pgPid),
       policy: () => treeCpuSeconds(policy.pid),
       client: () => processCpuSeconds(),
     });
     const pass = await runRatchetPass(client, requests, flags['wait-on'] === 'results' ? 'results' : { pool });
     const cpuSeconds = meter.read();
+    const [ratchetTx, temporalTx] = await Promise.all([ratchetTransactions(), temporalTransactions?.()]);
     const ratchetCpu = Object.entries(cpuSeconds).filter(([key]) => !['policy', 'client'].includes(key)).reduce((sum, [, s]) => sum + s, 0);
     const history = await historySize(client, requests.slice(0, 8).map((r) => r.trajectoryId));
     Object.assign(result, {
@@ -107,6 +186,11 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
       // Workers, Temporal server and Postgres: what Ratchet costs. The policy stands in for the GPU; the client is the trainer.
       ratchetCpuMsPerTurn: round((ratchetCpu * 1000) / pass.turns),
       historyEventsPerTrajectory: history.events, historyBytesPerTrajectory: history.bytes,
+      // Ratchet's count includes the pass's own 100 ms poll of the stored rows (about one per trajectory per 10 s of wall time).
+      databaseTransactionsPerTrajectory: {
+        ratchet: round(ratchetTx.total / pass.completed),
+        ...(temporalTx && { temporal: round(temporalTx.total / pass.completed), temporalIdlePerSecond: round(temporalTx.idlePerSecond) }),
+      },
     });
     if (withLoop) {
       result.overheadRatio = +(pass.wallSeconds / (result.loopWallSeconds as number)).toFixed(3);
@@ -122,14 +206,14 @@ async function phase(name: string, policyFlags: string[], withLoop: boolean): Pr
  * Temporal's floor: the trajectory's shape with no work in it, on the same server. No Ratchet, Postgres or policy:
  * what is left is what the server and the SDK cost for one trajectory's tasks and events.
  */
-async function floorPhase(): Promise<Record<string, unknown>> {
+async function floorPhase(temporal: TemporalUnderTest): Promise<Record<string, unknown>> {
   let meter: CpuMeter | undefined;
-  const pass = await runFloorPass(client, temporalServer.address, trajectories, turns, () => {
-    meter = new CpuMeter({ temporalServer: () => treeCpuSeconds(temporalServer.pid!), sdkWorkersAndClient: () => processCpuSeconds() });
+  const pass = await runFloorPass(temporal.client, temporal.address, trajectories, turns, () => {
+    meter = new CpuMeter({ ...temporal.cpu, sdkWorkersAndClient: () => processCpuSeconds() });
   });
   const cpuSeconds = meter!.read();
   return {
-    phase: 'floor', workflows: pass.workflows, turns, wallSeconds: round(pass.wallSeconds),
+    temporal: temporal.kind, phase: 'floor', workflows: pass.workflows, turns, wallSeconds: round(pass.wallSeconds),
     workflowsPerSecond: round(pass.workflows / pass.wallSeconds),
     cpuSeconds: roundAll(cpuSeconds),
     cpuMsPerWorkflow: msEach(cpuSeconds, pass.workflows),
@@ -154,23 +238,43 @@ function roundAll(record: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, round(v)]));
 }
 
+const results: Record<string, unknown>[] = [];
 try {
-  for (const name of flags.phases.split(',')) {
-    if (name === 'floor') {
-      console.log(JSON.stringify(await floorPhase(), null, 2));
-      continue;
+  for (const kind of flags.temporal.split(',')) {
+    if (kind !== 'dev' && kind !== 'server') throw new Error(`--temporal takes dev, server or both (dev,server); got ${kind}`);
+    const temporal = await startTemporal(kind);
+    try {
+      for (const name of flags.phases.split(',')) {
+        const result = name === 'floor' ? await floorPhase(temporal) : await phase(temporal, name, policyFlagsOf(name), name !== 'instant');
+        console.log(JSON.stringify(result, null, 2));
+        results.push(result);
+      }
+    } finally {
+      await temporal.stop();
     }
-    // Served as a tuned SGLang deployment would be: incremental streaming, a chunk every 16 decode steps.
-    const stream = ['--incremental-streaming-output', '--chunk-tokens', '16'];
-    const policyFlags = name === 'instant'
-      ? ['--tokens-per-second', '1000000000', ...stream]
-      : ['--tokens-per-second', flags['decode-tokens-per-second'], '--reasoning-tokens', flags['turn-tokens'], ...stream];
-    console.log(JSON.stringify(await phase(name, policyFlags, name !== 'instant'), null, 2));
   }
+  if (flags.temporal.includes(',')) printSideBySide(results);
 } finally {
   await pool.end();
-  await connection.close();
   await postgres.stop();
-  await temporalServer.stop();
   await rm(stateDir, { recursive: true, force: true });
+}
+
+/** Served as a tuned SGLang deployment would be: incremental streaming, a chunk every 16 decode steps. */
+function policyFlagsOf(name: string): string[] {
+  const stream = ['--incremental-streaming-output', '--chunk-tokens', '16'];
+  return name === 'instant'
+    ? ['--tokens-per-second', '1000000000', ...stream]
+    : ['--tokens-per-second', flags['decode-tokens-per-second'], '--reasoning-tokens', flags['turn-tokens'], ...stream];
+}
+
+/** Per trajectory, each phase on each Temporal: the table docs/temporal-server.md keeps. */
+function printSideBySide(rows: Record<string, unknown>[]): void {
+  console.log('\ntemporal | phase | traj/s | Temporal CPU ms/traj | Ratchet CPU ms/turn | Temporal DB tx/traj | Ratchet DB tx/traj');
+  for (const row of rows.filter((r) => r.phase !== 'floor')) {
+    const ms = row.cpuMsPerTrajectory as Record<string, number>;
+    const tx = row.databaseTransactionsPerTrajectory as Record<string, number>;
+    const temporalCpu = (ms.temporalServer ?? 0) + (ms.temporalPostgres ?? 0);
+    console.log([row.temporal, row.phase, row.trajectoriesPerSecond, round(temporalCpu), row.ratchetCpuMsPerTurn, tx.temporal ?? 'SQLite, in-process', tx.ratchet].join(' | '));
+  }
 }
