@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import '../test/setup-logging.js';
+import '../src/stack/tool-logging.js';
 import { loadDataset } from '../src/datasets/index.js';
 import { createBackend } from '../src/policy/backend-config.js';
 import { trajectoryRequests } from '../src/client/submit.js';

@@ -8,11 +8,11 @@
 // Needs `dist/` (the workers are `node dist/cli/main.js` processes). `npm run bench:soak -- [trajectories] [--recheck-max-seconds S]`
 import os from 'node:os';
 import path from 'node:path';
-import '../test/setup-logging.js';
+import '../src/stack/tool-logging.js';
 import { RolloutClient, type SubmitOptions } from '../src/client/rollout-client.js';
 import { loadDataset } from '../src/datasets/index.js';
 import { freePort } from '../src/stack/free-port.js';
-import { waitForLine, waitUntilPolling } from '../test/integration/ratchet-process.js';
+import { waitForLine, waitUntilPolling } from './support/ratchet-process.js';
 import { historyAudit, outcomes, statusAudit, workingTableRows } from './soak/audit.js';
 import { Fleet } from './soak/fleet.js';
 import { soakSettings } from './soak/settings.js';

@@ -3,9 +3,9 @@ export { RolloutClient, type ConsumeOptions, type FinishedGroup, type SubmitOpti
 export type { Batch } from './consumption/consume.js';
 export { LeaseLost, UnknownBatch, UnknownRun, type ClaimedBatch, type ClaimedTrajectory } from './store/batches.js';
 export type { RunConfig, GroupMembership } from './admission/group-membership.js';
-export type { RunStatus } from './admission/run-status.js';
+export type { RunStatus } from './store/run-status.js';
 export { admissionCapacity, type StalenessBound } from './admission/staleness.js';
-export { AdmissionController } from './admission/admission-controller.js';
+export { AdmissionController } from './processes/admission-controller.js';
 export type { ExportedTrajectory } from './store/trajectory-export.js';
 export type { TrajectoryRequest, TrajectoryResult } from './workflows/trajectory-state.js';
 export type { Problem } from './datasets/index.js';

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'puppeteer-core';
-import { launchChromium } from '../../test/ui/chromium.js';
+import { launchChromium } from '../support/chromium.js';
 
 /**
  * Screenshots of the Ratchet UI while the demo's run trains: the README's pictures are of a real run in flight,

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import type { ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
-import { expectSeedInvariants, expectTokenVersions } from '../../test/integration/seed-invariants.js';
+import { expectSeedInvariants, expectTokenVersions } from '../support/seed-invariants.js';
 
 export interface RowCheck {
   rows: number;
@@ -12,7 +12,7 @@ export interface RowCheck {
   failures: string[];
 }
 
-/** Every completed row of the run, checked against the seed's invariants (test/integration/seed-invariants.ts). */
+/** Every completed row of the run, checked against the seed's invariants (scripts/support/seed-invariants.ts). */
 export async function checkRunRows(pool: pg.Pool, tokenizer: ModelTokenizer, runId: string): Promise<RowCheck> {
   const check: RowCheck = { rows: 0, valid: 0, acrossVersions: 0, failures: [] };
   for await (const row of readTrajectories(pool)) {

@@ -1,6 +1,6 @@
 /**
  * Vitest's `expect` outside a Vitest run: the demo checks its rows with the test suite's own seed invariants
- * (test/integration/seed-invariants.ts imports `expect` from 'vitest', which needs a test worker's state).
+ * (scripts/support/seed-invariants.ts imports `expect` from 'vitest', which needs a test worker's state).
  * scripts/demo-train/vite.config.ts points 'vitest' here; the matchers are Vitest's, from @vitest/expect.
  */
 import * as chai from 'chai';

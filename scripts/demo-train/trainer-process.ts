@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { VLLM_PYTHON } from '../../test/real-servers/vllm-server.js';
+import { VLLM_PYTHON } from '../../src/stack/vllm-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const TRAINER = path.join(ROOT, 'examples/train/trainer.py');

@@ -1,8 +1,8 @@
 import { temporal } from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { submitTrajectory } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { submitTrajectory } from '../../src/client/submit.js';
 import type { TrajectoryRequest } from '../../src/trajectory/request.js';
 
 export interface RatchetPass {

@@ -1,6 +1,6 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type pg from 'pg';
-import { failedResult } from '../../src/rollout/run-rollouts.js';
+import { failedResult } from '../../src/client/run-rollouts.js';
 
 /** How the stored trajectories of a run ended; failed ones by failure type when the table has the column. */
 export async function outcomes(pool: pg.Pool, runId: string): Promise<{

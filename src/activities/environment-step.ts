@@ -1,17 +1,16 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { SandboxFailure, sharedCodeSandboxPool, verifyCodeAnswer, type CodeTask } from '../code/index.js';
-import type { FeedbackTokens } from '../tokens/conversation-tokens.js';
+import { SandboxFailure, verifyCodeAnswer, type CodeSandboxPool, type CodeTask } from '../code/index.js';
+import { feedbackRenderer, type FeedbackRenderer } from '../tokens/feedback-renderer.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type StoredJudgement } from '../store/turn-store.js';
 import { loadStoredOutcome } from '../store/stored-outcome.js';
 import { verdictSucceeded, type TurnVerdict } from '../trajectory/turn.js';
 import type { AnswerExtraction, VerifierPool } from '../verifier/index.js';
-import { feedbackRenderer } from './append-feedback.js';
 import { classified, FailureType, storedAsFailed } from './failures.js';
-import { judgeAnswer, throwIfVerifierFailed, type VerifyInput } from './verify.js';
+import { judgeAnswer, throwIfVerifierFailed, type TurnToJudge } from './judge-answer.js';
 
-export interface EnvironmentStepInput extends VerifyInput {
+export interface EnvironmentStepInput extends TurnToJudge {
   /** The output ended with EOS; otherwise the feedback first closes the assistant message. */
   outputHadEos: boolean;
   /** The run's answer extraction (rollout option `answerExtraction`); the pool's default when absent. */
@@ -39,7 +38,7 @@ export interface EnvironmentStepResult {
  * running it), it answers with the judgement stored first, never a new one: from the turn's working row while the
  * trajectory runs, from the trajectory's stored row once it was stored (src/workflows/RE-RUNS.md).
  */
-export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer, verifier: VerifierPool) {
+export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer, verifier: VerifierPool, sandbox: CodeSandboxPool) {
   const feedbackFor = feedbackRenderer(tokenizer);
   return async function environmentStep(input: EnvironmentStepInput): Promise<EnvironmentStepResult> {
     return classified(async () => {
@@ -47,7 +46,7 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
       if (!turn) return storedStep(pool, input, feedbackFor);
       if (turn.judged) return keptJudgement(input, turn.judged);
       const answerText = tokenizer.decodeText(turn.outputIds);
-      const verdict = input.code ? await judgeCode(input, input.code, answerText) : await judgeMath(verifier, input, answerText);
+      const verdict = input.code ? await judgeCode(sandbox, input, input.code, answerText) : await judgeMath(verifier, input, answerText);
       const feedback = feedbackFor(verdict.success, input.outputHadEos);
       const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, { answerText, extracted: verdict.predicted, status: verdict.status, ...(verdict.detail === undefined ? {} : { detail: verdict.detail }) }, feedback);
       // Stored meanwhile by a run that went ahead (this one was stalled): the stored row has the answer.
@@ -71,7 +70,7 @@ function keptJudgement(input: EnvironmentStepInput, kept: StoredJudgement, detai
  * length from the next turn's context (the last turn's feedback is not stored: it is rendered again, the same
  * tokens for the same verdict).
  */
-async function storedStep(pool: pg.Pool, input: EnvironmentStepInput, feedbackFor: (success: boolean, outputHadEos: boolean) => FeedbackTokens): Promise<EnvironmentStepResult> {
+async function storedStep(pool: pg.Pool, input: EnvironmentStepInput, feedbackFor: FeedbackRenderer): Promise<EnvironmentStepResult> {
   const stored = await loadStoredOutcome(pool, input.trajectoryId, input.turn);
   if (stored?.status === 'failed') throw storedAsFailed(input.trajectoryId, `judge turn ${input.turn}`);
   if (!stored?.turn) throw new ContextMismatch(`trajectory ${input.trajectoryId} has no output for turn ${input.turn}, stored or working`);
@@ -98,9 +97,9 @@ async function judgeMath(verifier: VerifierPool, input: EnvironmentStepInput, an
  * A code answer runs in the worker's sandbox pool. A timeout or a crash is the answer's verdict; a sandbox that
  * could not run at all is ours, retried and never scored.
  */
-async function judgeCode(input: EnvironmentStepInput, task: CodeTask, answerText: string): Promise<Judged> {
+async function judgeCode(sandbox: CodeSandboxPool, input: EnvironmentStepInput, task: CodeTask, answerText: string): Promise<Judged> {
   try {
-    const verdict = await verifyCodeAnswer(task, answerText, { sandbox: sharedCodeSandboxPool() });
+    const verdict = await verifyCodeAnswer(task, answerText, { sandbox });
     return { status: verdict.status, success: verdict.equal, predicted: verdict.predicted, detail: verdict.detail };
   } catch (error) {
     if (error instanceof SandboxFailure) {

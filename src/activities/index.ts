@@ -1,29 +1,29 @@
 import type pg from 'pg';
+import type { CodeSandboxPool } from '../code/index.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
-import { appendFeedbackActivity } from './append-feedback.js';
 import { checkRequestActivity } from './check-request.js';
 import { environmentStepActivity } from './environment-step.js';
 import { generateActivity } from './generate.js';
 import { joinGroupActivity } from './join-group.js';
 import { persistFailureActivity, persistTrajectoryActivity } from './persist.js';
+import { releaseTwoActivities } from './releases/index.js';
 import { tokenizePromptActivity } from './tokenize-prompt.js';
-import { verifyActivity } from './verify.js';
 
 /**
  * Activities of the CPU worker: everything but generation. Since release 3 the workflow runs them as local
- * activities; `verify` and `appendFeedback` stay for trajectories that started under release 2.
+ * activities; `verify` and `appendFeedback` (src/activities/releases/) stay for trajectories that started under
+ * release 2, until the drop list (src/workflows/releases/drop-list.ts) says they can go.
  */
-export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool; uiUrl?: string }) {
+export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool; sandbox: CodeSandboxPool; uiUrl?: string }) {
   return {
     checkRequest: checkRequestActivity(deps.uiUrl),
     joinGroupForAdmission: joinGroupActivity(deps.pool),
     tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
-    environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, deps.verifier),
-    verify: verifyActivity(deps.pool, deps.tokenizer, deps.verifier),
-    appendFeedback: appendFeedbackActivity(deps.pool, deps.tokenizer),
+    environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, deps.verifier, deps.sandbox),
+    ...releaseTwoActivities(deps),
     persistTrajectory: persistTrajectoryActivity(deps.pool),
     persistFailure: persistFailureActivity(deps.pool),
   };

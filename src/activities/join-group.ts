@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { joinGroup, type GroupStatus } from '../store/rollout-groups.js';
-import { parseMembership } from '../admission/group-membership.js';
+import { joinGroup } from '../store/rollout-groups.js';
+import { parseMembership, type GroupStatus } from '../admission/group-membership.js';
 import { classified, FailureType } from './failures.js';
 
 export interface JoinGroupInput {

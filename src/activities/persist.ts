@@ -1,7 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
 import { loadStoredTurns } from '../store/turn-store.js';
-import { storeCompletedTrajectory, storeFailedTrajectory, type TrajectoryIdentity } from '../store/trajectory-store.js';
+import { storeCompletedTrajectory, storeFailedTrajectory } from '../store/trajectory-store.js';
+import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { packTrajectory } from '../trajectory/packing.js';
 import type { PackingLayout } from '../trajectory/options.js';
 import type { SamplingParameters } from '../trajectory/sampling.js';

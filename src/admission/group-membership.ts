@@ -21,6 +21,9 @@ export const groupMembershipSchema = z.strictObject({
   .refine((group) => group.groupId.startsWith(`${group.run.runId}/`), { message: 'groupId must start with "<runId>/"', path: ['groupId'] });
 export type GroupMembership = z.infer<typeof groupMembershipSchema>;
 
+/** Where a member's group stands when it joins or re-checks: it generates once admitted, and never if cancelled. */
+export type GroupStatus = 'pending' | 'admitted' | 'cancelled';
+
 /**
  * A trajectory's group section, checked: the schema, and the rule that a member's id is `<groupId>/<sample>` (so a
  * group never holds more members than its size). When it fails, `invalid` says why, each problem as `path: message`.

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
-import { AdmissionController } from '../admission/admission-controller.js';
+import { AdmissionController } from '../processes/admission-controller.js';
 import { log } from '../logging.js';
 import { positiveInt } from './shared-options.js';
 import { withRolloutClient } from './with-rollout-client.js';

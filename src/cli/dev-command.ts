@@ -1,7 +1,8 @@
 import { once } from 'node:events';
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { startLocalRuntime } from '../rollout/local-runtime.js';
+import { PortTaken } from '../stack/free-port.js';
+import { startLocalRuntime } from '../stack/local-runtime.js';
 import { SAMPLE_DATASET } from './demo-command.js';
 import { devBanner } from './dev-banner.js';
 import { loadProblems } from './shared-options.js';
@@ -19,16 +20,23 @@ export function devCommand(): Command {
       const config = { ...loadConfig() };
       config.uiUrl ??= `http://127.0.0.1:${uiPort()}`;
       const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false });
-      const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),
-        temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl } });
-      const metrics = await startMetricsFromEnvironment(runtime.pool);
-      process.stdout.write(`Ratchet UI  ${ui.url}\n${metrics ? `metrics       ${metrics.url}\n` : ''}`);
-      process.stdout.write(devBanner({
-        ...runtime.stack, embeddedPostgres: runtime.stack.embedded.postgres, policyUrl: runtime.policyUrl, simulated: runtime.simulated,
-      }, flags.dataset, config.stateDir));
-      await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
-      await metrics?.close();
-      await ui.close();
-      await runtime.stop();
+      // Everything from here on is stopped with the runtime: a UI port that is taken must not orphan Temporal and Postgres.
+      try {
+        const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),
+          temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl } }).catch((error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+          throw new PortTaken(`the Ratchet UI's port ${uiPort()} is taken by another process; set RATCHET_UI_PORT to a free port`, { cause: error });
+        });
+        runtime.teardown.add('Ratchet UI', () => ui.close());
+        const metrics = await startMetricsFromEnvironment(runtime.pool);
+        runtime.teardown.add('metrics', () => metrics?.close());
+        process.stdout.write(`Ratchet UI  ${ui.url}\n${metrics ? `metrics       ${metrics.url}\n` : ''}`);
+        process.stdout.write(devBanner({
+          ...runtime.stack, embeddedPostgres: runtime.stack.embedded.postgres, policyUrl: runtime.policyUrl, simulated: runtime.simulated,
+        }, flags.dataset, config.stateDir));
+        await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+      } finally {
+        await runtime.stop();
+      }
     });
 }

@@ -3,7 +3,7 @@ import { loadConfig } from '../config.js';
 import { createBackend } from '../policy/backend-config.js';
 import { redactUrl } from '../secrets/redact-url.js';
 import { pingDatabase } from '../store/database-ping.js';
-import { connectClient } from '../workers/temporal-connection.js';
+import { connectClient } from '../temporal/connection.js';
 import { UsageError } from './usage-error.js';
 
 /**

@@ -1,10 +1,10 @@
 import { Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../config.js';
-import { startLocalRuntime } from '../rollout/local-runtime.js';
-import { runRollouts } from '../rollout/run-rollouts.js';
-import { formatSummary, summarise, type RunSummary } from '../rollout/run-summary.js';
-import { trajectoryRequests } from '../rollout/submit.js';
+import { startLocalRuntime } from '../stack/local-runtime.js';
+import { runRollouts } from '../client/run-rollouts.js';
+import { formatSummary, summarise, type RunSummary } from './run-summary.js';
+import { trajectoryRequests } from '../client/submit.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { loadProblems, positiveInt, rolloutOptionsFrom, withRolloutOptions } from './shared-options.js';
 

@@ -3,11 +3,11 @@ import type pg from 'pg';
 import { Command } from 'commander';
 import { withDatabase } from './with-database.js';
 import { withRolloutClient } from './with-rollout-client.js';
-import { runStatus } from '../admission/run-status.js';
-import { temporalRunStatus, type TemporalRunStatus } from '../admission/run-workflows.js';
+import { runStatus } from '../store/run-status.js';
+import { temporalRunStatus, type TemporalRunStatus } from '../processes/run-workflows.js';
 import { loadConfig } from '../config.js';
 import { trainingSteps } from '../store/training-steps.js';
-import { connectClient } from '../workers/temporal-connection.js';
+import { connectClient } from '../temporal/connection.js';
 
 export function runsCommand(): Command {
   const runs = new Command('runs').description('training runs: their counters, and cancelling them');

@@ -6,7 +6,7 @@ import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { conversationText } from '../ui/conversation-text.js';
 import { loadTrajectoryDetails } from '../ui/trajectory-details.js';
-import { connectClient } from '../workers/temporal-connection.js';
+import { connectClient } from '../temporal/connection.js';
 
 export function showCommand(): Command {
   return new Command('show')

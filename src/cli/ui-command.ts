@@ -7,7 +7,7 @@ import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { startRatchetUi } from '../ui/server.js';
 import { uiHost, uiPort } from '../ui/ui-port.js';
-import { connectClient } from '../workers/temporal-connection.js';
+import { connectClient } from '../temporal/connection.js';
 
 export function uiCommand(): Command {
   return new Command('ui')

@@ -1,14 +1,14 @@
-import { parseTests, SandboxFailure, verifyCodeAnswer, type CodeVerdict } from '../code/index.js';
+import { parseTests, SandboxFailure, verifyCodeAnswer, type CodeSandboxPool, type CodeVerdict } from '../code/index.js';
 
 type CodeLineVerdict = Omit<CodeVerdict, 'status'> & { status: CodeVerdict['status'] | 'error' };
 
 /**
  * For a `ratchet verify` line with `"task": "code"`: `{"task": "code", "input_output": "<JSON string>",
  * "pred": "<model output>", "timeout": s, "memory": MB}` runs the answer's code against the tests and
- * resolves with its verdict; undefined for any other line (math). An invalid code line, or a sandbox that
+ * resolves with its verdict (run in the pool `sandbox` gives, made at the first code line); undefined for any other line (math). An invalid code line, or a sandbox that
  * cannot run, resolves with status `error` and why, as an invalid math line does.
  */
-export function verifyCodeLine(text: string): Promise<CodeLineVerdict> | undefined {
+export function verifyCodeLine(text: string, sandbox: () => CodeSandboxPool): Promise<CodeLineVerdict> | undefined {
   if (!text.includes('"task"')) return undefined;
   let value: unknown;
   try {
@@ -30,7 +30,7 @@ export function verifyCodeLine(text: string): Promise<CodeLineVerdict> | undefin
     ...(typeof row.timeout === 'number' ? { timeoutS: row.timeout } : {}),
     ...(typeof row.memory === 'number' ? { memoryMb: row.memory } : {}),
   };
-  return verifyCodeAnswer(task, row.pred).catch((failure: unknown) => {
+  return verifyCodeAnswer(task, row.pred, { sandbox: sandbox() }).catch((failure: unknown) => {
     if (failure instanceof SandboxFailure) return error(failure.message);
     throw failure;
   });

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Command, Option } from 'commander';
 import { type AnswerExtraction, VerifierPool } from '../verifier/index.js';
+import { CodeSandboxPool } from '../code/index.js';
 import { positiveInt } from './shared-options.js';
 import { verifyCodeLine } from './verify-code-line.js';
 
@@ -36,6 +37,8 @@ export async function runVerifyCommand(
   options: { budgetMs?: number; extraction?: AnswerExtraction },
 ): Promise<{ lines: number; invalid: number }> {
   const pool = new VerifierPool({ budgetMs: options.budgetMs, extraction: options.extraction });
+  // Made at the first code line: a file of math lines never probes for an isolation tool.
+  let sandbox: CodeSandboxPool | undefined;
   const pending: Array<Promise<string>> = [];
   let lines = 0;
   let invalid = 0;
@@ -52,7 +55,7 @@ export async function runVerifyCommand(
       if (text.trim() === '') continue;
       lines += 1;
       const line = lineNumber;
-      const codeVerdict = verifyCodeLine(text);
+      const codeVerdict = verifyCodeLine(text, () => sandbox ??= new CodeSandboxPool());
       if (codeVerdict) {
         pending.push(codeVerdict.then((verdict) => JSON.stringify({ line, ...verdict })));
         await flush(WINDOW);

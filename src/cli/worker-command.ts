@@ -1,12 +1,13 @@
 import { Command, Argument } from 'commander';
+import { CodeSandboxPool } from '../code/index.js';
 import { loadConfig } from '../config.js';
 import { createBackend } from '../policy/backend-config.js';
 import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
-import { createCpuWorker } from '../workers/cpu-worker.js';
-import { startGpuWorkerService } from '../workers/gpu-worker-service.js';
-import { connectClient, connectWorker, ensureSearchAttributes } from '../workers/temporal-connection.js';
+import { startWorkers } from '../stack/workers.js';
+import { Teardown } from '../stack/teardown.js';
+import { connectClient, ensureSearchAttributes } from '../temporal/connection.js';
 import { startMetricsFromEnvironment } from '../metrics/metrics-server.js';
 
 export function workerCommand(): Command {
@@ -17,34 +18,30 @@ export function workerCommand(): Command {
       const config = loadConfig();
       if (!config.temporal.address || !config.databaseUrl) throw new Error('a standalone worker needs TEMPORAL_ADDRESS and DATABASE_URL (or use `ratchet dev`, which runs both workers in-process)');
       if (kind === 'gpu' && !config.policyUrl) throw new Error('the GPU worker needs RATCHET_POLICY_URL (an SGLang server or `ratchet sim-policy`)');
-      const pool = await openDatabase(config.databaseUrl);
-      const connection = await connectWorker(config.temporal.address, config.temporal);
-      const verifier = kind === 'cpu' ? new VerifierPool(config.verifier) : undefined;
-      const metrics = await startMetricsFromEnvironment(pool);
+      const teardown = new Teardown();
       try {
+        const pool = await openDatabase(config.databaseUrl);
+        teardown.add('database pool', () => pool.end());
+        const metrics = await startMetricsFromEnvironment(pool);
+        teardown.add('metrics', () => metrics?.close());
         const namespace = config.temporal.namespace;
         if (kind === 'cpu') {
           const client = await connectClient(config.temporal.address, config.temporal);
           await ensureSearchAttributes(client, namespace).finally(() => client.close());
         }
+        const verifier = kind === 'cpu' ? new VerifierPool(config.verifier) : undefined;
+        teardown.add('verifier pool', () => verifier?.close());
         process.stderr.write(`${kind} worker polling ${config.temporal.address} (${namespace})\n`);
-        if (kind === 'cpu') {
-          const worker = await createCpuWorker({ connection, namespace, pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier: verifier!, maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl });
-          await worker.run();
-        } else {
-          const gpu = await startGpuWorkerService({
-            connection, namespace, pool, databaseUrl: config.databaseUrl, backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey),
-            slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
-          });
-          for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void gpu.stop());
-          await gpu.done;
-        }
+        const workers = await startWorkers({
+          temporal: { address: config.temporal.address, settings: config.temporal }, pool, databaseUrl: config.databaseUrl,
+          cpu: verifier && { tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl },
+          gpu: kind === 'gpu' ? { backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs } : undefined,
+        });
+        teardown.add('workers', workers.stop);
+        for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void workers.stop());
+        await workers.done;
       } finally {
-        await metrics?.close();
-        await verifier?.close();
-        await connection.close();
-        await pool.end();
+        await teardown.run();
       }
     });
 }
-

@@ -2,21 +2,20 @@ import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type pg from 'pg';
 import { cancelGroups, ensureRun } from '../store/rollout-groups.js';
 import { groupId as groupIdOf, runConfigSchema, type RunConfig } from '../admission/group-membership.js';
-import { runStatus, type RunStatus } from '../admission/run-status.js';
+import { runStatus, type RunStatus } from '../store/run-status.js';
 import { loadConfig } from '../config.js';
 import { acknowledgeBatch, extendLease } from '../store/batches.js';
 import { consumeBatch, type Batch } from '../consumption/consume.js';
 import type { Problem } from '../datasets/index.js';
-import { failedResult } from '../rollout/run-rollouts.js';
-import { submitTrajectory } from '../rollout/submit.js';
+import { failedResult } from './run-rollouts.js';
+import { submitTrajectory, trajectoryRequest } from './submit.js';
 import { openDatabase } from '../store/database.js';
 import { finishedGroupsAfter } from '../store/group-counts.js';
 import { recordSubmissions } from '../store/run-aggregates.js';
 import { recordTrainingStep, trainingSteps } from '../store/training-steps.js';
 import type { TrainingStep } from '../training/training-step.js';
 import type { RolloutOptions } from '../trajectory/options.js';
-import { validateTrajectoryRequest } from '../trajectory/request.js';
-import { connectClient, ensureSearchAttributes } from '../workers/temporal-connection.js';
+import { connectClient, ensureSearchAttributes } from '../temporal/connection.js';
 import type { TrajectoryRequest, TrajectoryResult } from '../workflows/trajectory-state.js';
 
 export interface SubmitOptions {
@@ -99,16 +98,8 @@ export class RolloutClient {
   async submit(run: RunConfig, problems: readonly Problem[], options: SubmitOptions): Promise<SubmittedGroup[]> {
     const planned = problems.map((problem) => {
       const groupId = groupIdOf(run.runId, problem.qid, options.tag);
-      const requests = Array.from({ length: options.samples }, (_, sample) => validateTrajectoryRequest({
-        trajectoryId: `${groupId}/${sample}`,
-        qid: problem.qid,
-        ...(problem.taskId === undefined ? {} : { taskId: problem.taskId }),
-        problem: problem.problem,
-        gold: problem.gold,
-        ...(problem.code ? { code: problem.code } : {}),
-        ...(options.rollout ? { options: options.rollout } : {}),
-        group: { run, groupId, size: options.samples, sample },
-        ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+      const requests = Array.from({ length: options.samples }, (_, sample) => trajectoryRequest(problem, {
+        trajectoryId: `${groupId}/${sample}`, options: options.rollout, group: { run, groupId, size: options.samples, sample }, timeouts: options.timeouts,
       }));
       return { groupId, qid: problem.qid, requests };
     });

@@ -6,5 +6,5 @@ export { parseTests, type ParsedTests } from './input-output.js';
 export { CodeSandboxPool, type AnswerCode } from './sandbox-pool.js';
 export { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
 export { SandboxFailure } from './sandbox-failure.js';
-export { DEFAULT_MEMORY_MB, DEFAULT_TEST_TIMEOUT_S, sharedCodeSandboxPool, verifyCodeAnswer, type VerifyCodeOptions } from './verify-code.js';
+export { DEFAULT_MEMORY_MB, DEFAULT_TEST_TIMEOUT_S, verifyCodeAnswer, type VerifyCodeOptions } from './verify-code.js';
 export { codeTaskSchema } from './code-task-schema.js';

@@ -26,14 +26,18 @@ const SETUP_TIMEOUT_MS = 15_000;
  * worker processes: no uid range, no directory, no clean-up by uid.
  */
 export class CodeSandboxPool {
-  readonly config: SandboxConfig;
+  private settings: SandboxConfig | undefined;
   private running = 0;
   private readonly waiting: Array<() => void> = [];
   private chosen: Promise<IsolationTool> | undefined;
   private filter: Buffer | undefined;
 
-  constructor(config: Partial<SandboxConfig> = {}) {
-    this.config = { ...sandboxConfigFromEnv(), ...config };
+  /** `config` over the environment's settings, read at first use: a worker that never runs code never reads them. */
+  constructor(private readonly overrides: Partial<SandboxConfig> = {}) {}
+
+  get config(): SandboxConfig {
+    this.settings ??= { ...sandboxConfigFromEnv(), ...this.overrides };
+    return this.settings;
   }
 
   /** The isolation tool in use, once probed. */

@@ -1,6 +1,6 @@
 import { extractCode } from './extract-code.js';
 import { judgeRun } from './judge-run.js';
-import { CodeSandboxPool } from './sandbox-pool.js';
+import type { CodeSandboxPool } from './sandbox-pool.js';
 import type { CodeTask, CodeVerdict } from './types.js';
 
 /** AReaL's defaults for a row without `timeout` / `memory`. */
@@ -8,16 +8,8 @@ export const DEFAULT_TEST_TIMEOUT_S = 6;
 export const DEFAULT_MEMORY_MB = 512;
 
 export interface VerifyCodeOptions {
-  /** The sandbox pool to run in; default one shared per process, configured from the environment. */
-  sandbox?: CodeSandboxPool;
-}
-
-let shared: CodeSandboxPool | undefined;
-
-/** The process's shared sandbox pool (`RATCHET_CODE_SANDBOXES` sandboxes at once). */
-export function sharedCodeSandboxPool(): CodeSandboxPool {
-  shared ??= new CodeSandboxPool();
-  return shared;
+  /** The sandbox pool to run in: the worker's, or the command's (`new CodeSandboxPool()` reads the environment). */
+  sandbox: CodeSandboxPool;
 }
 
 /**
@@ -26,7 +18,7 @@ export function sharedCodeSandboxPool(): CodeSandboxPool {
  * `runtime_error`); an answer without a code block is `no_answer` and never reaches the sandbox. A sandbox
  * that cannot run throws `SandboxFailure`: an infrastructure failure, never a verdict.
  */
-export async function verifyCodeAnswer(task: CodeTask, prediction: string, options: VerifyCodeOptions = {}): Promise<CodeVerdict> {
+export async function verifyCodeAnswer(task: CodeTask, prediction: string, options: VerifyCodeOptions): Promise<CodeVerdict> {
   const started = performance.now();
   const total = task.tests.inputs.length;
   const code = extractCode(prediction);
@@ -35,7 +27,7 @@ export async function verifyCodeAnswer(task: CodeTask, prediction: string, optio
   });
   if (code === null) return verdict({ status: 'no_answer', passed: 0, detail: 'no fenced code block of at least 20 characters' });
 
-  const sandbox = options.sandbox ?? sharedCodeSandboxPool();
+  const { sandbox } = options;
   const timeoutS = task.timeoutS ?? DEFAULT_TEST_TIMEOUT_S;
   const answer = { code, fnName: task.tests.fnName, timeoutS, memoryMb: task.memoryMb ?? DEFAULT_MEMORY_MB };
   // The answer's overall budget counts time in its sandboxes, not time spent waiting for one.

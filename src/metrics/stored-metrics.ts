@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { readMetricCounts } from '../store/metric-counts.js';
 import type { RunAggregates } from '../store/run-aggregates.js';
 import { countersOf } from '../store/run-views.js';
-import { admissionCountersOf } from '../admission/run-status.js';
+import { admissionCountersOf } from '../store/run-status.js';
 import { admissionCapacity } from '../admission/staleness.js';
 import type { RunConfig } from '../admission/group-membership.js';
 import { STORED_VERDICTS } from '../trajectory/turn-verdicts.js';

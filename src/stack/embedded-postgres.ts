@@ -8,7 +8,8 @@ import { freePort, isListening, PortTaken } from './free-port.js';
 import { digestOf, locateBinaries, reachableByOthers } from './postgres-binaries.js';
 import { connectAdmin, embeddedPassword, POSTGRES_USER } from './postgres-password.js';
 import { privateDirectory } from './private-directory.js';
-import { stopProcess } from './temporal-dev-server.js';
+import { exited, stopProcess } from './temporal-dev-server.js';
+import { pollUntil, PollTimeout } from '../timing/poll-until.js';
 
 export interface EmbeddedPostgres {
   url: string;
@@ -115,13 +116,12 @@ async function initialise(initdb: string, dataDir: string, owner: { uid: number;
 
 async function waitUntilReady(child: ChildProcess, port: number): Promise<void> {
   let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Postgres on port ${port} not ready after 60 s: ${log.slice(-2000)}`)), 60_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      log = (log + chunk.toString()).slice(-8000);
-      if (log.includes('ready to accept connections')) { clearTimeout(timer); resolve(); }
-    });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`Postgres exited with code ${code} before accepting connections: ${log.slice(-2000)}`)); });
+  child.stderr?.on('data', (chunk: Buffer) => { log = (log + chunk.toString()).slice(-8000); });
+  await pollUntil(() => log.includes('ready to accept connections'), {
+    what: `Postgres on port ${port} to accept connections`, timeoutMs: 60_000, intervalMs: 50,
+    abortIf: () => { if (exited(child)) throw new Error(`Postgres exited with code ${child.exitCode ?? child.signalCode} before accepting connections: ${log.slice(-2000)}`); },
+  }).catch((error: unknown) => {
+    throw error instanceof PollTimeout ? new Error(`Postgres on port ${port} not ready after 60 s: ${log.slice(-2000)}`, { cause: error }) : error;
   });
 }
 

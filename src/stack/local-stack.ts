@@ -3,6 +3,7 @@ import type { RatchetConfig } from '../config.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { isListening } from './free-port.js';
 import { Connection } from '@temporalio/client';
+import { Teardown } from './teardown.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
 
 /** Where Temporal and Postgres are, whether configured or started here, and how to stop what was started. */
@@ -21,14 +22,13 @@ export interface Stack {
  * port (another `ratchet dev`, say) is reused rather than started twice.
  */
 export async function startStack(config: RatchetConfig, options: { temporal?: boolean; headless?: boolean } = {}): Promise<Stack> {
-  const stops: (() => Promise<void>)[] = [];
-  const stop = async () => { for (const fn of stops.reverse()) await fn().catch(() => undefined); };
-  try {
+  const teardown = new Teardown();
+  return teardown.guard(async () => {
     let databaseUrl = config.databaseUrl;
     const embeddedPostgres = !databaseUrl;
     if (!databaseUrl) {
       const postgres = await startEmbeddedPostgres(config.stateDir, config.ports.postgres);
-      stops.push(postgres.stop);
+      teardown.add('Postgres', postgres.stop);
       databaseUrl = postgres.url;
     }
     let temporalAddress = config.temporal.address ?? `127.0.0.1:${config.ports.temporal}`;
@@ -41,15 +41,12 @@ export async function startStack(config: RatchetConfig, options: { temporal?: bo
         stateDir: config.stateDir, port: config.ports.temporal, uiPort: config.ports.temporalUi, headless: options.headless,
         dbFile: path.join(config.stateDir, 'temporal.sqlite'),
       });
-      stops.push(server.stop);
+      teardown.add('Temporal', server.stop);
       temporalAddress = server.address;
       temporalUiUrl = server.uiUrl;
     }
-    return { temporalAddress, temporalUiUrl, databaseUrl, embedded: { temporal: embeddedTemporal, postgres: embeddedPostgres }, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+    return { temporalAddress, temporalUiUrl, databaseUrl, embedded: { temporal: embeddedTemporal, postgres: embeddedPostgres }, stop: () => teardown.run() };
+  });
 }
 
 /** Something already listens on the embedded Temporal port: share it only if it speaks Temporal. */

@@ -3,7 +3,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { RATCHET_SEARCH_ATTRIBUTES } from '../workflows/search-attributes.js';
+import { pollUntil, PollTimeout } from '../timing/poll-until.js';
+import { RATCHET_SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
 import { findTemporalCli, TemporalCliNotFound } from './temporal-cli.js';
 
 export interface TemporalDevServer {
@@ -66,28 +67,32 @@ async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<
 async function waitUntilServing(child: ChildProcess, address: string, cli: string): Promise<void> {
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${cli} exited with code ${code} before serving: ${stderr.trim()}`))));
-  exited.catch(() => undefined);
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      const connection = await Promise.race([Connection.connect({ address, connectTimeout: 1_000 }), exited]);
+  try {
+    await pollUntil(async () => {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
       await connection.close();
-      return;
-    } catch (error) {
-      if (child.exitCode !== null) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+      return true;
+    }, {
+      what: `the Temporal dev server at ${address} to serve`, timeoutMs: 60_000, intervalMs: 250,
+      abortIf: () => { if (exited(child)) throw new Error(`${cli} exited with code ${child.exitCode ?? child.signalCode} before serving: ${stderr.trim()}`); },
+    });
+  } catch (error) {
+    if (!(error instanceof PollTimeout)) throw error;
+    child.kill('SIGKILL');
+    throw new Error(`Temporal dev server at ${address} did not start within 60 s: ${stderr.trim()}`, { cause: error });
   }
-  child.kill('SIGKILL');
-  throw new Error(`Temporal dev server at ${address} did not start within 60 s: ${stderr.trim()}`);
+}
+
+/** True once the child process has exited or was killed. */
+export function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
 }
 
 export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  if (exited(child)) return;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited;
+  await exit;
   clearTimeout(timer);
 }

@@ -6,7 +6,8 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import pg from 'pg';
 import { isListening } from './free-port.js';
-import { stopProcess } from './temporal-dev-server.js';
+import { pollUntil, PollTimeout } from '../timing/poll-until.js';
+import { exited, stopProcess } from './temporal-dev-server.js';
 
 const run = promisify(execFile);
 
@@ -141,18 +142,16 @@ async function untilServing(child: ChildProcess, address: string): Promise<Conne
   const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the Temporal server exited (${child.exitCode ?? child.signalCode}) before serving: ${output.trim()}`);
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      await connection.healthService.check({});
-      return connection;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  throw new Error(`the Temporal server at ${address} did not serve within 60 s: ${output.trim()}`);
+  return pollUntil(async () => {
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    await connection.healthService.check({});
+    return connection;
+  }, {
+    what: `the Temporal server at ${address} to serve`, timeoutMs: 60_000, intervalMs: 250,
+    abortIf: () => { if (exited(child)) throw new Error(`the Temporal server exited (${child.exitCode ?? child.signalCode}) before serving: ${output.trim()}`); },
+  }).catch((error: unknown) => {
+    throw error instanceof PollTimeout ? new Error(`the Temporal server at ${address} did not serve within 60 s: ${output.trim()}`, { cause: error }) : error;
+  });
 }
 
 const ALREADY_EXISTS = 6;

@@ -4,8 +4,11 @@ import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
 import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
 import { TRAJECTORY_SEARCH_SQL } from './trajectory-search-sql.js';
 
-/** Schema changes, applied in order, each once. Never edit one that has shipped: add the next. */
-const MIGRATIONS: readonly { id: string; sql: string }[] = [
+/**
+ * Schema changes, applied in order, each once. Never edit one that has shipped: add the next (test/frozen checks
+ * each one's SQL against its recorded checksum).
+ */
+export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   {
     id: '001_trajectories',
     sql: `

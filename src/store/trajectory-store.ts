@@ -5,18 +5,11 @@ import type { SamplingParameters } from '../trajectory/sampling.js';
 import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import type { TrajectoryFailure } from '../trajectory/failure.js';
 import type { GroupMembership } from '../admission/group-membership.js';
+import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { inTransaction } from './transaction.js';
 import { lockTrajectory, type StoredTurn } from './turn-store.js';
 import { storableText } from './storable-text.js';
 import { joinGroupAsFailed, recordMemberFinished } from './rollout-groups.js';
-
-export interface TrajectoryIdentity {
-  trajectoryId: string;
-  qid: string;
-  taskId?: number;
-  birthTime: number;
-  layout: string;
-}
 
 export interface CompletedTrajectory extends TrajectoryIdentity {
   endReason: EndReason;

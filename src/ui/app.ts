@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { html } from 'hono/html';
 import type pg from 'pg';
-import { activeRuns } from '../admission/run-status.js';
+import { activeRuns } from '../store/run-status.js';
 import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
 import { listRuns, runCounters } from '../store/run-views.js';

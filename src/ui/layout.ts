@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import { UI_STYLE } from './ui-style.js';
+
+/** The UI's one stylesheet (browser/ui-style.css, a few rules), served inline: no build step, nothing fetched. */
+const UI_STYLE = readFileSync(new URL('./browser/ui-style.css', import.meta.url), 'utf8');
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 

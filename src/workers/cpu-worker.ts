@@ -1,5 +1,6 @@
-import { Worker, type NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type pg from 'pg';
+import type { CodeSandboxPool } from '../code/index.js';
 import { createCpuActivities } from '../activities/index.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
@@ -12,6 +13,8 @@ export interface CpuWorkerDeps {
   pool: pg.Pool;
   tokenizer: ModelTokenizer;
   verifier: VerifierPool;
+  /** Where code answers run, like the verifier: one pool per worker process, injected. */
+  sandbox: CodeSandboxPool;
   taskQueue?: string;
   /**
    * Trajectory workflows kept in memory between their steps (about 1.5 MB each). The SDK's default sizes the
@@ -22,7 +25,7 @@ export interface CpuWorkerDeps {
   /** Where `ratchet ui` serves trajectory pages: each workflow's details link to its page. */
   uiUrl?: string;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
-  workflowBundle?: WorkflowBundle;
+  workflowBundle?: WorkflowBundleOption;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ApplicationFailure, condition, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { GroupStatus } from '../store/rollout-groups.js';
-import { Patch } from './patches.js';
+import type { GroupStatus } from '../admission/group-membership.js';
+import { Patch } from './releases/patches.js';
 
 /** Sent by the admission controller to every member of a group it admits. */
 export const admittedSignal = defineSignal('admitted');

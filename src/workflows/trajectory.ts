@@ -11,11 +11,11 @@ import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
 import { samplingOf } from '../trajectory/sampling.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
-import type { TrajectoryIdentity } from '../store/trajectory-store.js';
+import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
 import { awaitAdmission, type QueuedContinuation, type RecheckSchedule } from './admission-gate.js';
-import { Patch } from './patches.js';
-import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from './search-attributes.js';
+import { Patch } from './releases/patches.js';
+import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from '../temporal/search-attributes.js';
 import { trajectoryFailure } from './trajectory-failure.js';
 import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type TrajectoryState } from './trajectory-state.js';
 
@@ -40,7 +40,7 @@ const failures = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, sta
 export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
   if (!patched(Patch.LocalSteps)) {
     // Runs started by releases 1 and 2 finish as they started; the module is evaluated only for them.
-    const { releaseTwoTrajectory } = await import(/* webpackMode: "eager" */ './release-two.js');
+    const { releaseTwoTrajectory } = await import(/* webpackMode: "eager" */ './releases/release-two.js');
     return releaseTwoTrajectory(input, continued);
   }
   const checked = await cpu.checkRequest({ request: input, workflowId: workflowInfo().workflowId });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkpointHeartbeat, decodePartialOutput, encodePartialOutput, readHeartbeat } from '../../src/activities/partial-output.js';
+import { checkpointHeartbeat, readHeartbeat } from '../../src/activities/partial-output.js';
+import { decodePartialOutput, encodePartialOutput } from '../../src/activities/releases/token-heartbeats.js';
 
 describe('heartbeat details for a partial turn', () => {
   it('round-trip ids, logprobs and per-token versions', () => {

@@ -9,6 +9,7 @@ import { saveTurnOutput, saveVerdictAndFeedback, savePrompt } from '../../src/st
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import type { TurnRecord } from '../../src/trajectory/turn.js';
 import { VerifierPool, type Verdict, type VerifierOptions } from '../../src/verifier/index.js';
+import { CodeSandboxPool } from '../../src/code/index.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { ScriptedBackend } from '../policy/fakes/scripted-backend.js';
 
@@ -21,6 +22,7 @@ const verifier = new (class CountingVerifier extends VerifierPool {
     return super.verify(gold, output, options);
   }
 })({ size: 1 });
+const sandbox = new CodeSandboxPool();
 
 beforeAll(async () => {
   [db, tokenizer] = await Promise.all([startTestDatabase(), loadModelTokenizer()]);
@@ -48,7 +50,7 @@ async function workingRows(trajectoryId: string): Promise<number> {
  * workflow task re-run from an earlier point would call again.
  */
 async function runTrajectory(trajectoryId: string) {
-  const cpu = createCpuActivities({ pool: db.pool, tokenizer, verifier });
+  const cpu = createCpuActivities({ pool: db.pool, tokenizer, verifier, sandbox });
   const backend = new ScriptedBackend([{ ids: tokenizer.encode('2 + 2 = 5, so \\boxed{5}.'), weightVersion: 2 }, { ids: tokenizer.encode('Sorry: 2 + 2 = \\boxed{4}.'), weightVersion: 2 }]);
   const gpu = createGpuActivities({ pool: db.pool, backend, currentVersion: () => 2, heartbeatIntervalMs: 60_000 });
   const tokenizeInput = { trajectoryId, problem: 'What is 2 + 2?' };
@@ -109,7 +111,7 @@ describe('every step of a trajectory, run again after later steps happened', () 
   });
 
   it('a step that finds its trajectory stored as failed fails typed, never answers completed', async () => {
-    const cpu = createCpuActivities({ pool: db.pool, tokenizer, verifier });
+    const cpu = createCpuActivities({ pool: db.pool, tokenizer, verifier, sandbox });
     const trajectoryId = 'rerun/failed';
     await attempt(1).run(cpu.tokenizePrompt, { trajectoryId, problem: 'What is 1 + 1?' });
     const failed = await attempt(1).run(cpu.persistFailure, {

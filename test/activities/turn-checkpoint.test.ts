@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkpointHeartbeat, encodePartialOutput } from '../../src/activities/partial-output.js';
+import { checkpointHeartbeat } from '../../src/activities/partial-output.js';
+import { encodePartialOutput } from '../../src/activities/releases/token-heartbeats.js';
 import { resumeTurn, TurnCheckpointWriter } from '../../src/activities/turn-checkpoint.js';
 import type { PartialOutput } from '../../src/policy/resumable-generation.js';
 import { CheckpointSuperseded, claimTurnCheckpoint } from '../../src/store/turn-checkpoints.js';

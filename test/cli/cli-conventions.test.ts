@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { failIfAnyFailed } from '../../src/cli/run-command.js';
-import type { RunSummary } from '../../src/rollout/run-summary.js';
+import type { RunSummary } from '../../src/cli/run-summary.js';
 import { runCli } from './run-cli.js';
 
 let stateDir: string;

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { CodeTask, IsolationTool } from '../../src/code/index.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 /** Both sandboxes every hostile answer runs under: the tool the pool picks (bubblewrap, as CI installs it) and the floor. */
 export const SANDBOXES: Array<{ name: string; tool?: IsolationTool }> = [
@@ -29,12 +30,8 @@ export function processesNamed(name: string): string[] {
 
 /** Waits until no process is named `name`, up to `ms`; what is still alive then. */
 export async function processesLeft(name: string, ms: number): Promise<string[]> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const left = processesNamed(name);
-    if (left.length === 0 || Date.now() > until) return left;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return pollUntil(() => processesNamed(name), { what: `no process named ${name}`, timeoutMs: ms, done: (left) => left.length === 0 })
+    .catch(() => processesNamed(name));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { pauseFor } from '../integration/paused-process.js';
+import { pauseFor } from '../../scripts/support/paused-process.js';
 import { SANDBOXES } from './sandbox-fixtures.js';
 
 // A worker holding a sandbox, in a process of its own so the test can freeze it and the sandbox under it, as a

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SERVER_CONFIG, TEMPORAL_SERVER_VERSION } from '../../src/stack/temporal-server.js';
-import { RATCHET_SEARCH_ATTRIBUTES } from '../../src/workflows/search-attributes.js';
+import { RATCHET_SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes.js';
 
 // Static checks of the deployment files: no Docker engine is needed, so they run everywhere.
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { workflowBundle } from '../../src/workers/workflow-bundle.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 /**
@@ -41,11 +42,7 @@ async function events(workflowId: string, runId?: string) {
 
 /** Polls `check` until it says done; on timeout the error shows what it saw last. */
 async function waitFor(what: string, check: () => Promise<{ done: boolean; seen: unknown }>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (let last = await check(); !last.done; last = await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last saw ${JSON.stringify(last.seen)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await pollUntil(check, { what, timeoutMs, intervalMs: 250, done: (last) => last.done, fatal: () => true });
 }
 
 describe.each(RELEASES)('deploying the current release over $name', ({ name, workflowsPath }) => {

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { failedResult } from '../../src/rollout/run-rollouts.js';
+import { failedResult } from '../../src/client/run-rollouts.js';
 import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import type { TrajectoryResult } from '../../src/workflows/trajectory-state.js';
 

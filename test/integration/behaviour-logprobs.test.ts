@@ -3,11 +3,11 @@ import { createBackend } from '../../src/policy/backend-config.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import { startTestStack, type TestStack } from './local-stack.js';
-import { expectSeedInvariants } from './seed-invariants.js';
+import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 
 // The simulated policy returns processed logprobs; a second one, started in `raw` mode, stands in for a vLLM started
 // without --logprobs-mode processed_logprobs (test/real-servers/behaviour-logprobs.real.ts runs both for real).

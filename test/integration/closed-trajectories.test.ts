@@ -1,25 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { AdmissionController } from '../../src/admission/admission-controller.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { until } from './until.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
-let controller: AdmissionController | undefined;
+let stopController: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // Turns of several seconds: a trajectory is still running when the operator terminates it.
   stack = await startTestStack({ tokensPerSecond: 100, reasoningTokens: 600, seed: 11 });
   stopWorkers = await stack.startWorkers();
-  controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200, sweepMs: 300 });
-  await controller.start();
+  stopController = await stack.startController({ sweepMs: 300 });
 });
 
 afterAll(async () => {
-  await controller?.stop();
+  await stopController?.();
   await stopWorkers?.();
   await stack?.stop();
 });

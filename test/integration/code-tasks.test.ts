@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import { startTestStack, type TestStack } from './local-stack.js';
-import { expectSeedInvariants } from './seed-invariants.js';
+import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 
 const MIXED = path.resolve(import.meta.dirname, '../../data/mixed-sample.jsonl');
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
-import { expectSeedInvariants, expectTokenVersions } from './seed-invariants.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
+import { expectSeedInvariants, expectTokenVersions } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 const CONTEXT_WINDOW = 700;

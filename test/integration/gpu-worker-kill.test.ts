@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { stopProcess } from '../../src/stack/temporal-dev-server.js';
 import { readTrajectories } from '../../src/store/trajectory-export.js';
-import { expectSeedInvariants } from './seed-invariants.js';
+import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
 const TOKENS_PER_SECOND = 100;
@@ -28,13 +29,7 @@ function spawnGpuWorker(): ChildProcess {
   return child;
 }
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (condition: () => boolean | Promise<boolean>, timeoutMs: number) => pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 50, fatal: () => true });
 
 beforeAll(async () => {
   // ~800-token answers at 100 tokens/s: every turn streams for several seconds, long enough to kill one mid-way.

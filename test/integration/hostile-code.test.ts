@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Problem } from '../../src/datasets/index.js';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import { FORGED_VERDICT, marker, nameProcess, processesLeft } from '../code/sandbox-fixtures.js';
 import { SAMPLE, startTestStack, type TestStack } from './local-stack.js';
 

@@ -6,6 +6,7 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
 import { CPU_TASK_QUEUE } from '../../src/task-queues.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 let stack: TestStack;
 let stopWorkers: () => Promise<void>;
@@ -118,10 +119,6 @@ async function causeOf(result: Promise<unknown>): Promise<string> {
   return (error as WorkflowFailedError).cause?.message ?? '';
 }
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return pollUntil(condition, { what: String(condition), timeoutMs, fatal: () => true });
 }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { readTrajectories } from '../../src/store/trajectory-export.js';
-import { expectSeedInvariants } from './seed-invariants.js';
+import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 let stack: TestStack;

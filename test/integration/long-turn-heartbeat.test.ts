@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
-import { expectTokenVersions } from './seed-invariants.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
+import { expectTokenVersions } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 const TURN_TOKENS = 200_000;

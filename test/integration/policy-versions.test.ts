@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { latestPolicyVersion, publishPolicyVersion } from '../../src/store/policy-versions.js';
-import { expectSeedInvariants, expectTokenVersions } from './seed-invariants.js';
+import { expectSeedInvariants, expectTokenVersions } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 let stack: TestStack;
 let stopWorkers: () => Promise<void>;
@@ -21,13 +22,7 @@ afterAll(async () => {
 });
 
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = (condition: () => boolean, timeoutMs: number) => pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 20, fatal: () => true });
 
 describe('policy versions', () => {
   it('splits a turn across the versions it was generated under when a version is published mid-turn', async () => {

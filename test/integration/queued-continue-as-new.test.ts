@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 let stack: TestStack;
 const stops: (() => Promise<void>)[] = [];
@@ -27,14 +28,11 @@ describe('a trajectory queued for admission', () => {
     // The controller admits one of the two (its choice); the other's members wait, continuing as new.
     const handles = groups.map((group) => group.trajectoryIds.map((id) => stack.client.workflow.getHandle(id)));
     const runs = handles.map((members) => members.map(() => new Set<string>()));
-    const deadline = Date.now() + 60_000;
-    const waitingGroup = () => runs.findIndex((members) => members.every((ids) => ids.size >= 4));
-    while (waitingGroup() < 0) {
-      if (Date.now() > deadline) throw new Error(`runs seen: ${runs.map((members) => members.map((ids) => ids.size).join(', ')).join(' | ')}`);
+    const { group } = await pollUntil(async () => {
       for (const [g, members] of handles.entries()) for (const [m, handle] of members.entries()) runs[g]![m]!.add((await handle.describe()).runId);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const waiting = handles[waitingGroup()]!;
+      return { group: runs.findIndex((members) => members.every((ids) => ids.size >= 4)), runsSeen: runs.map((members) => members.map((ids) => ids.size).join(', ')).join(' | ') };
+    }, { what: 'a group whose every member ran 4 times', timeoutMs: 60_000, intervalMs: 200, done: (seen) => seen.group >= 0, fatal: () => true });
+    const waiting = handles[group]!;
     // Still queued, still a member of its group, history of each run small.
     const { rows: members } = await stack.pool.query("SELECT count(*)::int AS n FROM rollout_members WHERE trajectory_id LIKE 'can/%'");
     expect(members[0].n).toBe(4);

@@ -4,14 +4,14 @@
 // or RolloutClient's) and the rows in Postgres must tell the same story, every trajectory exactly once.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import { freePort } from '../../src/stack/free-port.js';
 import type { TrajectoryTimeouts } from '../../src/trajectory/timeouts.js';
 import { agreementOf, allCompleted, type Agreement } from './agreement.js';
 import { SAMPLE, startTestStack, type TestStack } from './local-stack.js';
 import { until } from './until.js';
-import { pauseFor, resumeAllPaused } from './paused-process.js';
-import { startRatchet, stopRatchets, waitForLine, waitUntilPolling, type RatchetProcess } from './ratchet-process.js';
+import { pauseFor, resumeAllPaused } from '../../scripts/support/paused-process.js';
+import { startRatchet, stopRatchets, waitForLine, waitUntilPolling, type RatchetProcess } from '../../scripts/support/ratchet-process.js';
 
 // Past Temporal's default workflow task timeout (10 s): the task a frozen CPU worker holds is retried meanwhile.
 const PAST_WORKFLOW_TASK_TIMEOUT_MS = 12_500;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { AdmissionController } from '../../src/admission/admission-controller.js';
-import { StatusAgreementSweep } from '../../src/admission/status-agreement-sweep.js';
+import { StatusAgreementSweep } from '../../src/processes/status-agreement-sweep.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { startMetricsServer, type RunningMetrics } from '../../src/metrics/metrics-server.js';
 import { freePort } from '../../src/stack/free-port.js';
@@ -12,7 +11,7 @@ import { until } from './until.js';
 
 let stack: TestStack;
 let stopWorkers: (() => Promise<void>) | undefined;
-let controller: AdmissionController | undefined;
+let stopController: (() => Promise<void>) | undefined;
 let ui: RunningUi | undefined;
 let metrics: RunningMetrics | undefined;
 
@@ -20,8 +19,7 @@ beforeAll(async () => {
   // Turns of a few seconds: one trajectory is still running when the operator terminates it.
   stack = await startTestStack({ tokensPerSecond: 100, reasoningTokens: 400, seed: 17 });
   stopWorkers = await stack.startWorkers();
-  controller = new AdmissionController({ pool: stack.pool, temporal: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200, sweepMs: 300 });
-  await controller.start();
+  stopController = await stack.startController({ sweepMs: 300 });
   ui = await startRatchetUi({ pool: stack.pool, tokenizer: stack.tokenizer, port: 0, temporal: { client: stack.client, namespace: 'default' } });
   metrics = await startMetricsServer({ address: '127.0.0.1:0', pool: stack.pool });
 });
@@ -29,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await metrics?.close();
   await ui?.close();
-  await controller?.stop();
+  await stopController?.();
   await stopWorkers?.();
   await stack?.stop();
 });

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { readMonitorRecords } from '../../src/store/trajectory-export.js';
 import { stateQuery } from '../../src/workflows/trajectory-state.js';
-import { QID, STATUS, SUCCESSES, TURN } from '../../src/workflows/search-attributes.js';
-import { expectSeedInvariants } from './seed-invariants.js';
+import { QID, STATUS, SUCCESSES, TURN } from '../../src/temporal/search-attributes.js';
+import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 let stack: TestStack;
 let stopWorkers: () => Promise<void>;
@@ -124,7 +125,7 @@ describe('inference faults injected by the simulated policy', () => {
     const [request] = trajectoryRequests('hung', stack.problems.slice(16, 17), 1, { turns: 1 });
     const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateStartToCloseSeconds: 2, generateHeartbeatSeconds: 1 } });
     const hangsBefore = stack.policy.stats().faults.hang ?? 0;
-    while ((stack.policy.stats().faults.hang ?? 0) === hangsBefore) await new Promise((resolve) => setTimeout(resolve, 50));
+    await pollUntil(() => stack.policy.stats().faults.hang ?? 0, { what: 'a hung request', timeoutMs: 60_000, intervalMs: 50, done: (hangs) => hangs !== hangsBefore });
     stack.policy.setFaults({ hangRate: 0 });
     const result = await handle.result();
     expect(result.status).toBe('completed');

@@ -1,8 +1,6 @@
-/** Polls `condition` every `intervalMs` until it holds; throws once `timeoutMs` has passed without it. */
+import { pollUntil } from '../../src/timing/poll-until.js';
+
+/** Polls `condition` every `intervalMs` until it holds (src/timing/poll-until.ts); an error it throws ends the wait. */
 export async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
+  await pollUntil(condition, { what: String(condition), timeoutMs, intervalMs, fatal: () => true });
 }

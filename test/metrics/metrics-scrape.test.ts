@@ -2,13 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import { freePort } from '../../src/stack/free-port.js';
 import { CLI } from '../cli/run-cli.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { runStatus } from '../../src/admission/run-status.js';
+import { runStatus } from '../../src/store/run-status.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 // The real worker processes (`ratchet worker cpu|gpu`), each with RATCHET_METRICS_ADDRESS, against a real
 // Temporal dev server and Postgres: the SDK runtime's exporter is installed once per process, so it is tested
@@ -29,11 +30,10 @@ async function startWorker(kind: 'cpu' | 'gpu'): Promise<void> {
   child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
   workers.push({ kind, child, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
   // The worker says it polls once connected; the metrics server is up before that.
-  const deadline = Date.now() + 90_000;
-  while (!stderr.includes('worker polling')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${kind} worker did not start: ${stderr}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await pollUntil(() => stderr, {
+    what: `the ${kind} worker to say it polls`, timeoutMs: 90_000, done: (printed) => printed.includes('worker polling'),
+    abortIf: () => { if (child.exitCode !== null) throw new Error(`${kind} worker did not start: ${stderr}`); },
+  });
 }
 
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStatus } from '../../src/admission/run-status.js';
+import { runStatus } from '../../src/store/run-status.js';
 import { LABELLED_RUNS, OLDER_RUNS, registerStoredMetrics } from '../../src/metrics/stored-metrics.js';
 import { cancelGroups, admitGroups } from '../../src/store/rollout-groups.js';
 import { recordSubmissions } from '../../src/store/run-aggregates.js';

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeServedLogprobs } from '../../src/policy/logprob-probe.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
-import { startVllm, stopStartedServers } from './vllm-server.js';
+import { startVllm, stopStartedServers } from '../../src/stack/vllm-server.js';
 
 let stack: TestStack;
 let stopCpuWorker: () => Promise<void>;

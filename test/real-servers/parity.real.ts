@@ -5,14 +5,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeServedLogprobs } from '../../src/policy/logprob-probe.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryRequests } from '../../src/client/submit.js';
 import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import type { RolloutOptions } from '../../src/trajectory/options.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
-import { expectSeedInvariants } from '../integration/seed-invariants.js';
+import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { describeParity, exportFile, exportFolder, runParity, samplingLabel, type ExportFormat } from './parity-command.js';
-import { PEAKED_MODEL, POLICY_MODELS, startVllm, stopStartedServers, VLLM_PYTHON, type RunningVllm } from './vllm-server.js';
+import { PEAKED_MODEL, POLICY_MODELS, startVllm, stopStartedServers, VLLM_PYTHON, type RunningVllm } from '../../src/stack/vllm-server.js';
 
 // The issue's bounds, in float32: what `ratchet-parity --max-mean 0.02 --max-p99 0.1` enforces.
 const BOUNDS = ['--max-mean', '0.02', '--max-p99', '0.1'];

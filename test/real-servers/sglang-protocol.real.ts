@@ -10,7 +10,7 @@ import { promptIds } from '../../src/tokens/conversation-tokens.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { startFakeSglang } from '../policy/fakes/fake-sglang.js';
 import { startRecordingProxy } from './recording-proxy.js';
-import { VLLM_PYTHON } from './vllm-server.js';
+import { VLLM_PYTHON } from '../../src/stack/vllm-server.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 /** SGLang's own definitions, read from the pinned `sglang` package by scripts/vllm/sglang_protocol.py. */

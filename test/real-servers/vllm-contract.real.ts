@@ -5,8 +5,9 @@ import { promptIds } from '../../src/tokens/conversation-tokens.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { runBackendContract } from '../policy/backend-contract.case.js';
 import { startRecordingProxy } from './recording-proxy.js';
-import { MAX_MODEL_LEN, POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from './vllm-server.js';
+import { MAX_MODEL_LEN, POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from '../../src/stack/vllm-server.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 // One server for the file: the contract below, then what only a real server shows.
 let vllm: RunningVllm | undefined;
@@ -73,10 +74,6 @@ describe('VllmBackend against a real vLLM, beyond the contract', () => {
   });
 });
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return pollUntil(condition, { what: String(condition), timeoutMs, fatal: () => true });
 }

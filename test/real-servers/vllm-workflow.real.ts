@@ -2,16 +2,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { freePort, isListening } from '../../src/stack/free-port.js';
 import { stopProcess } from '../../src/stack/temporal-dev-server.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { promptIds } from '../../src/tokens/conversation-tokens.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
-import { expectSeedInvariants, expectTokenVersions } from '../integration/seed-invariants.js';
-import { POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from './vllm-server.js';
+import { expectSeedInvariants, expectTokenVersions } from '../../scripts/support/seed-invariants.js';
+import { POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from '../../src/stack/vllm-server.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
+import { pollUntil } from '../../src/timing/poll-until.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
 const HEARTBEAT_MS = 500;
@@ -300,10 +301,7 @@ async function untilIdle(): Promise<void> {
 /** Ends a wait at once: the process it waited on is gone. */
 class WorkerExited extends Error {}
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch((error: unknown) => { if (error instanceof WorkerExited) throw error; return false; }))) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** A check that fails is not met yet, unless its worker exited. */
+function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  return pollUntil(condition, { what: String(condition), timeoutMs, fatal: (error) => error instanceof WorkerExited });
 }

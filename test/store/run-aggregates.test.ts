@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStatus } from '../../src/admission/run-status.js';
+import { runStatus } from '../../src/store/run-status.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
 import { acknowledgeBatch, claimBatch } from '../../src/store/batches.js';
 import { admitGroups, cancelGroups } from '../../src/store/rollout-groups.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { agreementOf, allCompleted, type Agreement } from '../integration/agreement.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
-import { descendantsOf, pauseFor, resumeAllPaused } from '../integration/paused-process.js';
+import { descendantsOf, pauseFor, resumeAllPaused } from '../../scripts/support/paused-process.js';
 import { until } from '../integration/until.js';
 
 // Past Temporal's default workflow task timeout (10 s) and the generate heartbeat timeout asked for below.

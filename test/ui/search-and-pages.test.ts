@@ -7,7 +7,7 @@ import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import type { TemporalAccess } from '../../src/ui/workflow-lookup.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { RUNNING_ID, seedTrajectoryList } from '../store/trajectory-list-run.js';
-import { launchChromium } from './chromium.js';
+import { launchChromium } from '../../scripts/support/chromium.js';
 
 // Temporal as the UI sees it, for the status panel: described workflows by id, every other id not found.
 const WORKFLOWS: Record<string, { status: string; pending?: { name: string; attempt: number; failure: string }[] }> = {

@@ -4,7 +4,7 @@ import type { Page } from 'puppeteer-core';
 import { expect } from 'vitest';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { startRatchetUi } from '../../src/ui/server.js';
-import { launchChromium } from './chromium.js';
+import { launchChromium } from '../../scripts/support/chromium.js';
 
 /** Where page tests save their pictures when asked (RATCHET_UI_SCREENSHOTS=<dir>); unset, they save none. */
 export const SCREENSHOTS = process.env.RATCHET_UI_SCREENSHOTS;

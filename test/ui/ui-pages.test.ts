@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRollouts } from '../../src/rollout/run-rollouts.js';
-import { submitTrajectory, trajectoryRequests } from '../../src/rollout/submit.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { startRatchetUi, type RunningUi } from '../../src/ui/server.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
-import { launchChromium } from './chromium.js';
+import { launchChromium } from '../../scripts/support/chromium.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { CPU_TASK_QUEUE } from '../../src/task-queues.js';
 import { runCli } from '../cli/run-cli.js';

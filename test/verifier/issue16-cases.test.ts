@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type LabelledCase, loadIssue16Cases } from '../../src/verifier/bench-sets.js';
+import { type LabelledCase, loadIssue16Cases } from '../../bench/verify/case-sets.js';
 import { checkAnswer } from '../../src/verifier/index.js';
 
 // Issue 16's labelled cases (also scored by `npm run bench:verify`), in both extractions:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadLabelledCases } from '../../src/verifier/bench-sets.js';
+import { loadLabelledCases } from '../../bench/verify/case-sets.js';
 import { checkAnswer } from '../../src/verifier/index.js';
 
 // The project's labelled cases (also scored by `npm run bench:verify`), one test each.

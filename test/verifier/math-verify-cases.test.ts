@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadMathVerifyRows } from '../../src/verifier/bench-sets.js';
+import { loadMathVerifyRows } from '../../bench/verify/case-sets.js';
 import { checkAnswer } from '../../src/verifier/index.js';
 
 // Math-Verify's own test cases (see math-verify-cases.README.md), held out from tuning: the

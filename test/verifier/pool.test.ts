@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adversarialCases } from '../../src/verifier/bench-sets.js';
+import { adversarialCases } from '../../bench/verify/case-sets.js';
 import { checkAnswer, VerifierPool } from '../../src/verifier/index.js';
 import { ensureWorkerBuilt } from './built-worker.js';
 

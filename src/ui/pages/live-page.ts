@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { ActiveRun, RunStatus } from '../../admission/run-status.js';
+import type { ActiveRun, RunStatus } from '../../store/run-status.js';
 import type { LiveTrajectory } from '../../store/live-views.js';
 import { fixed, page, runHref, trajectoryHref, type Html } from '../layout.js';
 

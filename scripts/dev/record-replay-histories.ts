@@ -1,0 +1,165 @@
+// Records workflow histories from real runs for the replay test:
+// `npx vite-node scripts/dev/record-replay-histories.ts [case ...]` (every case whose file does not exist yet).
+// A committed history is never re-recorded: it is how CI proves that trajectories started by that release still
+// replay after a deploy. A release that changes the workflow adds cases (and files) of its own.
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { RolloutClient } from '../../src/client/rollout-client.js';
+import { loadDataset } from '../../src/datasets/index.js';
+import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
+import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
+import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import type { RolloutOptions } from '../../src/trajectory/options.js';
+import { CPU_TASK_QUEUE } from '../../src/task-queues.js';
+import { startSimulatedStack, type SimulatedStack } from '../../src/stack/simulated-stack.js';
+
+const out = path.resolve(import.meta.dirname, '../../test/replay/histories');
+
+/** Each case runs trajectories and returns the histories to keep: file name → workflow id and run. */
+type Recording = (stack: SimulatedStack, name: string) => Promise<Record<string, { workflowId: string; runId?: string }>>;
+
+const plain = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
+  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
+  const { handle } = await submitTrajectory(stack.client, request!);
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
+const grouped = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(3, 4), { samples: 1, rollout: options });
+  await client.wait(groups);
+  return { [name]: { workflowId: groups[0]!.trajectoryIds[0]! } };
+};
+
+/** A group kept queued (one group at a time, no version published) until it has continued as new twice. */
+const continuedWhileQueued: Recording = async (stack, name) => {
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(4, 6), {
+    samples: 1, rollout: { turns: 1 }, timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
+  });
+  // The controller admits one of the two first (its choice); the other is the one to record.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const handles = groups.map((group) => stack.client.workflow.getHandle(group.trajectoryIds[0]!));
+  const phases = await Promise.all(handles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
+  const queued = handles[phases.indexOf('queued')]!;
+  const firstRunId = (await queued.describe()).runId;
+  const runs = new Set([firstRunId]);
+  while (runs.size < 3) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    runs.add((await queued.describe()).runId);
+  }
+  await publishPolicyVersion(stack.pool, 1);
+  await client.wait(groups);
+  return { [`${name}-first-run`]: { workflowId: queued.workflowId, runId: firstRunId }, [`${name}-last-run`]: { workflowId: queued.workflowId } };
+};
+
+/** A group cancelled while queued: the workflow's failure path runs (release 4 checks its patch there). */
+const cancelledWhileQueued: Recording = async (stack, name) => {
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(6, 8), { samples: 1, rollout: { turns: 1 } });
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const handles = groups.map((group) => stack.client.workflow.getHandle(group.trajectoryIds[0]!));
+  const phases = await Promise.all(handles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
+  const queued = phases.indexOf('queued');
+  await client.cancel({ groupId: groups[queued]!.groupId });
+  await handles[queued]!.result().catch(() => undefined);
+  await publishPolicyVersion(stack.pool, 1);
+  return { [name]: { workflowId: handles[queued]!.workflowId } };
+};
+
+/** Started around every client check, as `temporal workflow start` would: a non-numeric timeout. */
+const invalidRequest: Recording = async (stack, name) => {
+  const handle = await stack.client.workflow.start('trajectory', {
+    taskQueue: CPU_TASK_QUEUE, workflowId: `replay-${name}/q/0`,
+    args: [{ trajectoryId: `replay-${name}/q/0`, qid: 'q', problem: 'What is 1+1?', gold: ['2'], timeouts: { generateHeartbeatSeconds: 'soon' } }],
+  });
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
+/** A group member with an invalid option: it fails, yet takes its place, and its sibling completes the group. */
+const invalidGroupMember: Recording = async (stack, name) => {
+  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 8, batchSize: 1, maxConcurrent: 1 };
+  const groupId = `replay-${name}/q`;
+  const [problem] = stack.problems;
+  const member = (sample: number, turns: number) => ({
+    trajectoryId: `${groupId}/${sample}`, qid: 'q', problem: problem!.problem, gold: problem!.gold, options: { turns },
+    group: { run, groupId, size: 2, sample },
+  });
+  const handles = await Promise.all([member(0, 1), member(1, 0)].map((request) => stack.client.workflow.start('trajectory', {
+    taskQueue: CPU_TASK_QUEUE, workflowId: request.trajectoryId, args: [request],
+  })));
+  await Promise.all(handles.map((handle) => handle.result().catch(() => undefined)));
+  return { [name]: { workflowId: handles[1]!.workflowId } };
+};
+
+/** A code task (the simulated policy does not know this problem, so its answers carry no code: `no_answer`). */
+const codeTask: Recording = async (stack, name) => {
+  const { problems } = await loadDataset(path.resolve(import.meta.dirname, '../../data/code-sample.jsonl'), { limit: 1 });
+  const [request] = trajectoryRequests(`replay-${name}`, problems, 1, { turns: 2 });
+  const { handle } = await submitTrajectory(stack.client, request!);
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
+// Release 1 (grouped admission): recorded once, never again.
+// Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
+// Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`;
+// `r3-invalid-group-member` came later in release 3 (the failure carries the group: an activity input, no patch).
+// Release 4 (the stored row decides how the workflow ends: persist not cancellable, patch `stored-outcome`): `r4-*`.
+const cases: Record<string, Recording> = {
+  'seed-default': plain({}),
+  'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
+  'rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'grouped-admission': grouped({ turns: 2 }),
+  'r2-seed-default': plain({ turns: 2 }),
+  'r2-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r2-grouped-admission': grouped({ turns: 1 }),
+  'r2-continued-while-queued': continuedWhileQueued,
+  'r2-invalid-request': invalidRequest,
+  'r3-seed-default': plain({ turns: 2 }),
+  'r3-early-stop-concat': plain({ turns: 3, earlyStop: true, layout: 'concat', answerExtraction: 'math-verify' }),
+  'r3-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r3-grouped-admission': grouped({ turns: 1 }),
+  'r3-continued-while-queued': continuedWhileQueued,
+  'r3-invalid-request': invalidRequest,
+  'r3-code-task': codeTask,
+  'r3-invalid-group-member': invalidGroupMember,
+  'r4-seed-default': plain({ turns: 2 }),
+  'r4-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r4-grouped-admission': grouped({ turns: 1 }),
+  'r4-code-task': codeTask,
+  'r4-cancelled-while-queued': cancelledWhileQueued,
+};
+
+const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));
+const wanted = Object.keys(cases).filter((name) => process.argv.length <= 2 || process.argv.slice(2).includes(name));
+for (const name of wanted.filter(recorded)) console.log(`${name}: already recorded, kept as it is`);
+const pending = wanted.filter((name) => !recorded(name));
+if (pending.length > 0) {
+  const stack = await startSimulatedStack({ seed: 21 });
+  const stopWorkers = await stack.startWorkers();
+  const stopController = await stack.startController();
+  try {
+    for (const name of pending) {
+      for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name))) {
+        // The CLI writes the proto3 JSON that Worker.runReplayHistories reads.
+        const args = ['workflow', 'show', '--address', stack.temporalAddress, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
+        const { stdout } = await promisify(execFile)(localTemporalCliPath(path.resolve('.ratchet')), args, { maxBuffer: 64 << 20 });
+        await writeFile(path.join(out, `${file}.json`), stdout, { flag: 'wx' });
+        console.log(`recorded ${file}: ${stdout.length} bytes`);
+      }
+    }
+  } finally {
+    await stopController();
+    await stopWorkers();
+    await stack.stop();
+  }
+}

@@ -1,0 +1,73 @@
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import { CodeSandboxPool } from '../code/index.js';
+import type { RatchetConfig } from '../config.js';
+import type { Problem } from '../datasets/index.js';
+import { createBackend } from '../policy/backend-config.js';
+import { NO_FAULTS } from '../policy/simulated/faults.js';
+import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../policy/simulated/policy-config.js';
+import { AnswerBook, startSimulatedPolicy } from '../policy/simulated/server.js';
+import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
+import { VerifierPool } from '../verifier/index.js';
+import { startAdmission } from './admission.js';
+import { startStack, type Stack } from './local-stack.js';
+import { connectStack } from './stack-connections.js';
+import { Teardown } from './teardown.js';
+import { startWorkers } from './workers.js';
+
+export interface LocalRuntime {
+  stack: Stack;
+  client: Client;
+  pool: pg.Pool;
+  /** The inference server generation goes to: RATCHET_POLICY_URL, or the simulated policy started here. */
+  policyUrl: string;
+  simulated: boolean;
+  /** Takes the runtime down; a caller adds what it starts on top (the UI, metrics) so one stop ends all. */
+  teardown: Teardown;
+  stop(): Promise<void>;
+}
+
+export interface LocalRuntimeOptions {
+  /** Problems the simulated policy can answer (it looks their gold answers up). */
+  problems: readonly Problem[];
+  /** Run a CPU worker, a GPU worker and the admission controller in this process (false: they run elsewhere). */
+  workers: boolean;
+  headless?: boolean;
+  simulatedPolicy?: Partial<SimulatedPolicyConfig>;
+}
+
+/**
+ * Everything one process needs to run rollouts on one machine: the stack (embedded or configured), a client,
+ * and, when asked, both workers, the admission controller and the simulated policy. `stop()` undoes it in
+ * reverse order; a start that fails undoes what it had started.
+ */
+export async function startLocalRuntime(config: RatchetConfig, options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  const teardown = new Teardown();
+  return teardown.guard(async () => {
+    const stack = await startStack(config, { headless: options.headless });
+    teardown.add('stack', stack.stop);
+    const { pool, client } = await connectStack(stack, config.temporal, teardown);
+    const tokenizer = await loadModelTokenizer(config.tokenizerDir);
+    let policyUrl = config.policyUrl;
+    if (!policyUrl) {
+      const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(options.problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, ...options.simulatedPolicy });
+      teardown.add('simulated policy', policy.close);
+      policyUrl = policy.url;
+    }
+    if (options.workers) {
+      const verifier = new VerifierPool(config.verifier);
+      teardown.add('verifier pool', () => verifier.close());
+      const workers = await startWorkers({
+        temporal: { address: stack.temporalAddress, settings: config.temporal }, pool, databaseUrl: stack.databaseUrl,
+        cpu: { tokenizer, verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl },
+        gpu: {
+          backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined),
+          slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
+        },
+      });
+      teardown.add('workers', workers.stop);
+      await startAdmission({ pool, client, databaseUrl: stack.databaseUrl }, teardown);
+    }
+    return { stack, client, pool, policyUrl, simulated: !config.policyUrl, teardown, stop: () => teardown.run() };
+  });
+}

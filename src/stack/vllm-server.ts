@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, openSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './free-port.js';
+import { pollUntil, PollTimeout } from '../timing/poll-until.js';
+
+/** What `npm run setup:vllm` made: the CPU vLLM's virtualenv and the two tiny policy versions. */
+export const VLLM_STATE = path.resolve(import.meta.dirname, '../..', process.env.RATCHET_STATE_DIR ?? '.ratchet', 'vllm');
+export const VLLM_PYTHON = path.join(VLLM_STATE, 'venv/bin/python');
+export const POLICY_MODELS = [0, 1].map((version) => path.join(VLLM_STATE, 'models', `policy-v${version}`));
+/** A tiny Qwen3 whose next-token distribution is concentrated, so temperature and top-p change logprobs by nats. */
+export const PEAKED_MODEL = path.join(VLLM_STATE, 'models', 'policy-peaked');
+export const MAX_MODEL_LEN = 2048;
+
+/** A real vLLM OpenAI server in its own process group, so stopping it also ends its EngineCore child. */
+export interface RunningVllm {
+  url: string;
+  port: number;
+  pid: number;
+  /** SIGTERM to the whole group (SIGKILL after 20 s), and wait for the server to exit. */
+  stop(): Promise<void>;
+  /** SIGKILL to the whole group: a crashed inference host. */
+  kill(): Promise<void>;
+  metrics(): Promise<VllmMetrics>;
+}
+
+/** The two Prometheus series the suite reads from `/metrics`. */
+export interface VllmMetrics {
+  /** `vllm:num_requests_running`: requests in the engine's running batch now. */
+  running: number;
+  /** `vllm:generation_tokens_total`: every token the engine generated since it started, kept or not. */
+  generatedTokens: number;
+}
+
+/**
+ * Starts `python -m vllm.entrypoints.openai.api_server` on 127.0.0.1 with the settings a 2-core CI machine
+ * affords: a 1 GiB KV cache, a 2,048-token window, 8 sequences, processed logprobs. Dev mode exposes /pause,
+ * /collective_rpc, /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly
+ * python imports.
+ */
+export async function startVllm(options: { port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean } = {}): Promise<RunningVllm> {
+  if (!existsSync(VLLM_PYTHON)) throw new Error(`no vLLM environment at ${VLLM_STATE}: run \`npm run setup:vllm\` first`);
+  const port = options.port ?? await freePort();
+  const log = path.join(os.tmpdir(), `ratchet-vllm-${port}-${Date.now()}.log`);
+  const out = openSync(log, 'a');
+  const child = spawn(VLLM_PYTHON, [
+    '-m', 'vllm.entrypoints.openai.api_server', '--model', options.model ?? POLICY_MODELS[0]!, '--host', '127.0.0.1', '--port', String(port),
+    '--max-model-len', String(MAX_MODEL_LEN), '--max-num-seqs', '8', '--dtype', options.dtype ?? 'bfloat16',
+    // Logprobs of the distribution each token is sampled from (after temperature, penalties and truncation), as
+    // every server Ratchet serves from must return them; `rawLogprobs` starts one as vLLM does by default.
+    ...(options.rawLogprobs ? [] : ['--logprobs-mode', 'processed_logprobs']),
+    // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
+    // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
+    '--enforce-eager', '--distributed-executor-backend', 'uni',
+  ], {
+    detached: true,
+    stdio: ['ignore', out, out],
+    env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  started.add(child);
+  void exited.then(() => started.delete(child));
+  const url = `http://127.0.0.1:${port}`;
+  const server: RunningVllm = {
+    url, port, pid: child.pid!,
+    stop: () => signalGroup(child, 'SIGTERM', exited, 20_000),
+    kill: () => signalGroup(child, 'SIGKILL', exited, 20_000),
+    metrics: () => readMetrics(url),
+  };
+  try {
+    await untilHealthy(url, child, log, 360_000);
+  } catch (error) {
+    await server.kill();
+    throw error;
+  }
+  return server;
+}
+
+const started = new Set<ChildProcess>();
+
+/** Stops every server this process started and has not stopped, even one still starting when a test timed out. */
+export async function stopStartedServers(): Promise<void> {
+  for (const child of [...started]) {
+    await signalGroup(child, 'SIGTERM', new Promise((resolve) => child.once('exit', () => resolve())), 20_000);
+  }
+}
+
+async function untilHealthy(url: string, child: ChildProcess, log: string, timeoutMs: number): Promise<void> {
+  await pollUntil(() => fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false), {
+    what: `vLLM at ${url} to be healthy`, timeoutMs, intervalMs: 1_000,
+    abortIf: () => { if (child.exitCode !== null || child.signalCode !== null) throw new Error(`vLLM exited while starting (${child.exitCode ?? child.signalCode}):\n${tail(log)}`); },
+  }).catch((error: unknown) => {
+    throw error instanceof PollTimeout ? new Error(`vLLM not healthy within ${timeoutMs} ms:\n${tail(log)}`, { cause: error }) : error;
+  });
+}
+
+async function signalGroup(child: ChildProcess, signal: NodeJS.Signals, exited: Promise<void>, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const send = (sig: NodeJS.Signals) => { try { process.kill(-child.pid!, sig); } catch { /* already gone */ } };
+  send(signal);
+  const timer = setTimeout(() => send('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+  // The EngineCore child may outlive the API server by a moment; the group is gone once it has no member left.
+  send('SIGKILL');
+}
+
+async function readMetrics(url: string): Promise<VllmMetrics> {
+  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  const value = (name: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+    if (!line) throw new Error(`vLLM /metrics has no ${name}`);
+    return Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+  return { running: value('vllm:num_requests_running'), generatedTokens: value('vllm:generation_tokens_total') };
+}
+
+function tail(log: string): string {
+  return readFileSync(log, 'utf8').split('\n').slice(-30).join('\n');
+}

@@ -1,0 +1,77 @@
+import type { WorkflowBundleOption } from '@temporalio/worker';
+import type pg from 'pg';
+import type { CodeSandboxPool } from '../code/index.js';
+import type { RatchetConfig } from '../config.js';
+import type { InferenceBackend } from '../policy/inference-backend.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import type { VerifierPool } from '../verifier/index.js';
+import { createCpuWorker } from '../workers/cpu-worker.js';
+import { startGpuWorkerService } from '../processes/gpu-worker-service.js';
+import { connectWorker } from '../temporal/connection.js';
+
+/** The CPU worker's part: workflows and the CPU activities, with the pools they verify answers in. */
+export interface CpuWorkerPart {
+  tokenizer: ModelTokenizer;
+  verifier: VerifierPool;
+  sandbox: CodeSandboxPool;
+  maxCachedWorkflows?: number;
+  uiUrl?: string;
+  /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
+  workflowBundle?: WorkflowBundleOption;
+}
+
+/** The GPU worker's part: generation against an inference server, following published policy versions. */
+export interface GpuWorkerPart {
+  backend: InferenceBackend;
+  slots: number;
+  heartbeatIntervalMs?: number;
+  versionPollMs?: number;
+  healthIntervalMs?: number;
+}
+
+export interface WorkersOptions {
+  temporal: { address: string; settings: RatchetConfig['temporal'] };
+  pool: pg.Pool;
+  databaseUrl: string;
+  /** Absent: no CPU worker in this process. */
+  cpu?: CpuWorkerPart;
+  /** Absent: no GPU worker in this process. */
+  gpu?: GpuWorkerPart;
+}
+
+/** Workers running in this process: `done` settles when they stop by themselves; `stop` stops them, once. */
+export interface RunningWorkers {
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The one way Ratchet starts workers (`ratchet worker`, `ratchet dev`, the tests and the benchmarks): one worker
+ * connection, a CPU worker and a GPU worker service as asked. `stop` stops the GPU worker, then the CPU worker,
+ * then closes the connection; a start that fails stops what it started.
+ */
+export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
+  const { settings } = options.temporal;
+  const connection = await connectWorker(options.temporal.address, settings);
+  const cpu = options.cpu && await createCpuWorker({ connection, namespace: settings.namespace, pool: options.pool, ...options.cpu })
+    .catch(async (error: unknown) => { await connection.close(); throw error; });
+  const cpuRunning = cpu?.run();
+  const gpu = options.gpu && await startGpuWorkerService({ connection, namespace: settings.namespace, pool: options.pool, databaseUrl: options.databaseUrl, ...options.gpu })
+    .catch(async (error: unknown) => { await stopCpu(); await connection.close(); throw error; });
+  async function stopCpu(): Promise<void> {
+    if (cpu?.getState() === 'RUNNING') cpu.shutdown();
+    await cpuRunning?.catch(() => undefined);
+  }
+  // A worker that fails while running is not caught here (as an unawaited run it ends the process); once stopping, its end is expected.
+  const done = Promise.all([cpuRunning, gpu?.done]).then(() => undefined);
+  let stopped: Promise<void> | undefined;
+  return {
+    done,
+    stop: () => stopped ??= (async () => {
+      done.catch(() => undefined);
+      await gpu?.stop();
+      await stopCpu();
+      await connection.close();
+    })(),
+  };
+}

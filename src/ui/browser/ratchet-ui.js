@@ -1,0 +1,226 @@
+/**
+ * The browser side, served as /assets/ratchet-ui.js: draws uPlot charts from embedded JSON and keeps live pages
+ * current by polling the JSON API (no framework, no build step). Charts are kept on window.ratchetCharts so a
+ * test (or a curious user) can see what was drawn. Plain browser JavaScript, loaded by src/ui/assets.ts.
+ */
+/* global uPlot */
+window.ratchetCharts = {};
+// Legend values: whole numbers as they are, others to three decimals.
+const ratchetNumber = (v) =>
+  v === null || v === undefined
+    ? '–'
+    : Number.isInteger(v)
+      ? String(v)
+      : Math.abs(v) >= 0.01 || v === 0
+        ? v.toFixed(3)
+        : v.toExponential(2);
+window.RatchetUI = {
+  /**
+   * Draws a chart, or updates the one already drawn in place: a poll swaps the data (uPlot setData), so a zoom
+   * survives it; only a new shape (other series, an empty chart filling) rebuilds it.
+   */
+  chart(id, spec) {
+    const el = document.getElementById(id);
+    if (!el) return;
+    const shape = JSON.stringify([
+      spec.title,
+      spec.xLabel,
+      spec.yLabel,
+      spec.series,
+      spec.styles,
+      spec.empty,
+      spec.discrete,
+      spec.time,
+      spec.bars,
+      spec.yRange,
+      spec.yFromZero,
+    ]);
+    const old = window.ratchetCharts[id];
+    if (old && old.ratchet.shape === shape) return this.update(old, spec);
+    if (!old && el.dataset.shape === shape) return;
+    if (old) old.destroy();
+    delete window.ratchetCharts[id];
+    el.innerHTML = '';
+    el.dataset.shape = shape;
+    if (spec.empty) {
+      const note = document.createElement('p');
+      note.className = 'muted empty';
+      note.textContent = spec.title + ': ' + spec.empty;
+      return el.appendChild(note);
+    }
+    const state = { shape, spec, marked: [], xRange: null };
+    const bars = uPlot.paths.bars({ size: [0.9, 200] });
+    // The x range of the data: whole-number x (turns, versions, steps) and histogram bars padded so no point or bar
+    // sits on the edge, a lone x centred (uPlot ranges one value as 0..100). A user's zoom is taken as given.
+    const xRange = (u, lo, hi) => {
+      const d = u.data[0],
+        s = state.spec;
+      if (!d || d.length === 0) return [lo, hi];
+      const first = d[0],
+        last = d[d.length - 1];
+      if (d.length > 1 && (lo !== first || hi !== last)) return [lo, hi];
+      const pad = s.bars
+        ? (s.barWidth || 1) / 2
+        : s.discrete
+          ? 0.5
+          : s.time
+            ? first === last
+              ? 60
+              : 0
+            : first === last
+              ? Math.max(Math.abs(first) / 10, 0.5)
+              : 0;
+      return [first - pad, last + pad];
+    };
+    state.xRange = xRange;
+    const y = spec.yRange
+      ? { range: spec.yRange }
+      : spec.yFromZero
+        ? { range: (u, lo, hi) => [Math.min(0, lo ?? 0), hi > 0 ? hi * 1.1 : 1] }
+        : {};
+    // A legend value says how many samples the point rests on, and flags too few.
+    const value = (u, v, si, i) => {
+      const counts = state.spec.counts && state.spec.counts[si - 1];
+      const n = counts && i !== null && i !== undefined ? counts[i] : undefined;
+      if (v === null || v === undefined || n === undefined || n === null) return ratchetNumber(v);
+      return ratchetNumber(v) + ' · n=' + n + (n < (state.spec.fewBelow || 0) ? ' (few)' : '');
+    };
+    // Points resting on fewer than fewBelow samples are ringed (and listed in chart.ratchet.marked).
+    const ringFew = (u) => {
+      const s = state.spec,
+        marked = [];
+      if (!s.counts || !s.fewBelow) return (state.marked = marked);
+      const ctx = u.ctx,
+        r = 7 * devicePixelRatio;
+      ctx.save();
+      ctx.strokeStyle = '#b9770e';
+      ctx.lineWidth = 1.5 * devicePixelRatio;
+      s.counts.forEach((counts, k) => {
+        if (!counts) return;
+        counts.forEach((n, i) => {
+          const v = u.data[k + 1][i];
+          if (v === null || v === undefined || n >= s.fewBelow) return;
+          marked.push([k, i]);
+          ctx.beginPath();
+          ctx.arc(u.valToPos(u.data[0][i], 'x', true), u.valToPos(v, 'y', true), r, 0, 2 * Math.PI);
+          ctx.stroke();
+        });
+      });
+      ctx.restore();
+      state.marked = marked;
+    };
+    const options = {
+      title: spec.title,
+      width: spec.width || 420,
+      height: 220,
+      scales: { x: { time: !!spec.time, range: xRange }, y },
+      axes: [
+        spec.discrete
+          ? { label: spec.xLabel, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }
+          : { label: spec.xLabel },
+        { label: spec.yLabel },
+      ],
+      series: [{}].concat(
+        spec.series.map((name, i) => {
+          const style = spec.styles[i];
+          return {
+            label: name,
+            stroke: style.colour,
+            dash: style.dash,
+            fill: style.bars ? style.colour + '88' : undefined,
+            value,
+            paths: style.bars ? bars : undefined,
+            points: { show: !style.dash && !style.bars, size: 6 },
+            spanGaps: false,
+          };
+        }),
+      ),
+      hooks: { draw: [ringFew] },
+    };
+    const chart = new uPlot(options, [spec.x].concat(spec.y), el);
+    chart.ratchet = state;
+    window.ratchetCharts[id] = chart;
+  },
+  /** New data for a drawn chart: rescaled to it unless the user has zoomed, whose x window is kept. */
+  update(chart, spec) {
+    const x = chart.scales.x,
+      d = chart.data[0];
+    const full = chart.ratchet.xRange(chart, d[0], d[d.length - 1]);
+    const zoomed = d.length > 0 && (Math.abs(x.min - full[0]) > 1e-9 || Math.abs(x.max - full[1]) > 1e-9);
+    chart.ratchet.spec = spec;
+    const data = [spec.x].concat(spec.y);
+    if (!zoomed) return chart.setData(data);
+    chart.setData(data, false);
+    chart.setScale('x', { min: x.min, max: x.max });
+  },
+  charts(specs) {
+    for (const spec of specs) this.chart(spec.id, spec);
+  },
+  pollRun(runId, compare) {
+    const query = compare ? '?compare=' + encodeURIComponent(compare) : '';
+    const tick = async () => {
+      const view = await fetch('/api/runs/' + encodeURIComponent(runId) + query)
+        .then((r) => r.json())
+        .catch(() => null);
+      if (!view) return setTimeout(tick, 5000);
+      for (const [name, value] of Object.entries(view.counters)) {
+        const el = document.querySelector('[data-counter="' + name + '"]');
+        // As the page renders counters (runs-page.ts counterText): small rates keep two significant digits.
+        if (el && typeof value !== 'object')
+          el.textContent =
+            value === null
+              ? '–'
+              : Number.isInteger(value)
+                ? value
+                : Math.abs(value) < 10
+                  ? value.toPrecision(2)
+                  : value.toFixed(1);
+      }
+      this.charts(view.charts);
+      if (view.batches) this.batches(view.batches);
+      document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+      // Keep polling while the tab is open: a run that is idle now may get new submissions.
+      setTimeout(tick, view.live ? 2000 : 5000);
+    };
+    setTimeout(tick, 1000);
+  },
+  /** The batches table, rewritten from the poll: new claims and acknowledgements show without a reload. */
+  batches({ total, latest }) {
+    const table = document.getElementById('batches');
+    if (!table) return;
+    for (const row of table.querySelectorAll('tr[data-batch]')) row.remove();
+    for (const b of latest) {
+      const row = table.insertRow();
+      row.dataset.batch = b.batchId;
+      const acked = b.ackedAt || (new Date(b.leaseExpiresAt).getTime() < Date.now() ? 'no: lease ran out' : 'not yet');
+      [
+        b.batchId.slice(0, 8),
+        b.consumer,
+        b.policyVersion,
+        b.groups,
+        b.trajectories,
+        b.staleTrajectories,
+        b.claimedAt,
+        b.leaseExpiresAt,
+        acked,
+      ].forEach((value, i) => {
+        const cell = row.insertCell();
+        cell.textContent = String(value);
+        if (i >= 2 && i <= 5) cell.className = 'num';
+      });
+    }
+    const count = document.getElementById('batch-count');
+    if (count) count.textContent = String(total);
+  },
+  pollTrajectory(id, stamp) {
+    const tick = async () => {
+      const now = await fetch('/api/trajectories/' + encodeURIComponent(id) + '/stamp').then((r) => r.json());
+      if (now.stamp !== stamp) location.reload();
+      else if (!now.final) setTimeout(tick, 1500);
+    };
+    setTimeout(tick, 1500);
+  },
+  pollLive() {
+    setTimeout(() => location.reload(), 3000);
+  },
+};
