@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { PortTaken } from '../stack/free-port.js';
 import { startLocalRuntime } from '../stack/local-runtime.js';
@@ -15,11 +15,13 @@ export function devCommand(): Command {
   return new Command('dev')
     .description('run the embedded stack (Temporal with UI, Postgres), both workers and the simulated policy until Ctrl-C')
     .option('--dataset <file>', 'problems the simulated policy knows the answers to', SAMPLE_DATASET)
-    .action(async (flags) => {
+    .addOption(new Option('--temporal <server>', 'the Temporal to start: the dev server (SQLite, with a UI), or the server users deploy (Postgres, SQL visibility; built once from its Go module by `ratchet setup --temporal-server`)')
+      .choices(['dev', 'server']).default('dev'))
+    .action(async (flags: { dataset: string; temporal: 'dev' | 'server' }) => {
       // The UI starts on a known port, so the workflows' details can link to it from the start.
       const config = { ...loadConfig() };
       config.uiUrl ??= `http://127.0.0.1:${uiPort()}`;
-      const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false });
+      const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false, temporalServer: flags.temporal });
       // Everything from here on is stopped with the runtime: a UI port that is taken must not orphan Temporal and Postgres.
       try {
         const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),

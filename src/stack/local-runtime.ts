@@ -10,7 +10,7 @@ import { AnswerBook, startSimulatedPolicy } from '../policy/simulated/server.js'
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
 import { startAdmission } from './admission.js';
-import { startStack, type Stack } from './local-stack.js';
+import { startStack, type EmbeddedTemporal, type Stack } from './local-stack.js';
 import { connectStack } from './stack-connections.js';
 import { Teardown } from './teardown.js';
 import { startWorkers } from './workers.js';
@@ -33,6 +33,8 @@ export interface LocalRuntimeOptions {
   /** Run a CPU worker, a GPU worker and the admission controller in this process (false: they run elsewhere). */
   workers: boolean;
   headless?: boolean;
+  /** Which Temporal to start when TEMPORAL_ADDRESS is unset: the dev server (default) or the server users deploy. */
+  temporalServer?: EmbeddedTemporal;
   simulatedPolicy?: Partial<SimulatedPolicyConfig>;
 }
 
@@ -44,7 +46,9 @@ export interface LocalRuntimeOptions {
 export async function startLocalRuntime(config: RatchetConfig, options: LocalRuntimeOptions): Promise<LocalRuntime> {
   const teardown = new Teardown();
   return teardown.guard(async () => {
-    const stack = await startStack(config, { headless: options.headless });
+    const stack = await startStack(config, {
+      headless: options.headless, temporalServer: options.temporalServer, log: (line) => process.stderr.write(`${line}\n`),
+    });
     teardown.add('stack', stack.stop);
     const { pool, client } = await connectStack(stack, config.temporal, teardown);
     const tokenizer = await loadModelTokenizer(config.tokenizerDir);

@@ -3,8 +3,12 @@ import type { RatchetConfig } from '../config.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { isListening } from './free-port.js';
 import { Connection } from '@temporalio/client';
+import { startLocalTemporalServer } from './local-temporal-server.js';
 import { Teardown } from './teardown.js';
 import { startTemporalDevServer } from './temporal-dev-server.js';
+
+/** The Temporal `ratchet dev` starts: the dev server (SQLite, with its UI), or the server users deploy (Postgres, no UI). */
+export type EmbeddedTemporal = 'dev' | 'server';
 
 /** Where Temporal and Postgres are, whether configured or started here, and how to stop what was started. */
 export interface Stack {
@@ -18,10 +22,14 @@ export interface Stack {
 
 /**
  * Uses TEMPORAL_ADDRESS and DATABASE_URL when set; otherwise starts `temporal server start-dev` (SQLite file in
- * the state folder, UI on its port) and a project-local Postgres. A part already running on its embedded
+ * the state folder, UI on its port), or with `temporalServer: 'server'` the Temporal server users deploy (on a
+ * Postgres of its own in the state folder), and a project-local Postgres. A part already running on its embedded
  * port (another `ratchet dev`, say) is reused rather than started twice.
  */
-export async function startStack(config: RatchetConfig, options: { temporal?: boolean; headless?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  config: RatchetConfig,
+  options: { temporal?: boolean; headless?: boolean; temporalServer?: EmbeddedTemporal; log?: (line: string) => void } = {},
+): Promise<Stack> {
   const teardown = new Teardown();
   return teardown.guard(async () => {
     let databaseUrl = config.databaseUrl;
@@ -36,6 +44,12 @@ export async function startStack(config: RatchetConfig, options: { temporal?: bo
     const embeddedTemporal = !config.temporal.address && options.temporal !== false;
     if (embeddedTemporal && (await isListening(config.ports.temporal))) {
       await expectTemporalAt(temporalAddress);
+    } else if (embeddedTemporal && options.temporalServer === 'server') {
+      // Built once into the state folder (`ratchet setup --temporal-server`); its own Postgres keeps its data there too.
+      const server = await startLocalTemporalServer({ stateDir: config.stateDir, toolsDir: config.stateDir, port: config.ports.temporal, log: options.log });
+      teardown.add('Temporal', server.stop);
+      temporalAddress = server.address;
+      temporalUiUrl = undefined;
     } else if (embeddedTemporal) {
       const server = await startTemporalDevServer({
         stateDir: config.stateDir, port: config.ports.temporal, uiPort: config.ports.temporalUi, headless: options.headless,

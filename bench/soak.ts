@@ -12,7 +12,7 @@ import '../src/stack/tool-logging.js';
 import { RolloutClient, type SubmitOptions } from '../src/client/rollout-client.js';
 import { loadDataset } from '../src/datasets/index.js';
 import { freePort } from '../src/stack/free-port.js';
-import { waitForLine, waitUntilPolling } from './support/ratchet-process.js';
+import { waitForLine, waitUntilPolling } from '../scripts/support/ratchet-process.js';
 import { historyAudit, outcomes, statusAudit, workingTableRows } from './soak/audit.js';
 import { Fleet } from './soak/fleet.js';
 import { soakSettings } from './soak/settings.js';
