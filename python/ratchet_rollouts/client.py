@@ -98,6 +98,7 @@ class RolloutClient:
         # The run exists before any workflow starts: a consumer can ask for it at once, and settings that
         # contradict an existing run fail here rather than in every trajectory.
         await store.ensure_run(self.database, run)
+        await store.record_submissions(self.database, [r["trajectoryId"] for _, _, requests in planned for r in requests])
         groups = []
         for group, problem, requests in planned:
             started = await asyncio.gather(*(self._start(request) for request in requests))

@@ -4,6 +4,7 @@ reads stored trajectories."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,6 +78,19 @@ async def _scalar(conn: psycopg.AsyncConnection[Any], sql: str, params: Sequence
 
 async def ensure_run(conn: psycopg.AsyncConnection[Any], run: RunConfig) -> None:
     await _scalar(conn, "SELECT ratchet_ensure_run(%s, %s, %s, %s)", (run.run_id, run.max_head_offpolicyness, run.batch_size, run.max_concurrent))
+
+
+# Postgres text cannot hold U+0000, and a lone surrogate has no UTF-8 form: both become U+FFFD, as the TypeScript
+# client's storableText does, so both clients record the same id for the same request.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+async def record_submissions(conn: psycopg.AsyncConnection[Any], trajectory_ids: Sequence[str]) -> None:
+    """Records what is about to be submitted, before the workflows start (run_submissions, migration 013): the run
+    page's submitted and queued counts then include it, as they do for the TypeScript client. Idempotent."""
+    for at in range(0, len(trajectory_ids), 10_000):
+        chunk = [_UNSTORABLE.sub("\ufffd", trajectory_id) for trajectory_id in trajectory_ids[at : at + 10_000]]
+        await conn.execute("INSERT INTO run_submissions (trajectory_id) SELECT unnest(%s::text[]) ORDER BY 1 ON CONFLICT DO NOTHING", (chunk,))
 
 
 async def claim_batch(conn: psycopg.AsyncConnection[Any], run_id: str, batch_size: int, consumer: str, lease_s: float, partial: bool) -> Claim | None:

@@ -22,6 +22,10 @@ def test_submits_consumes_and_acknowledges_a_batch(env: dict[str, str]) -> None:
             assert all(g.trajectory_ids == [f"{g.group_id}/0", f"{g.group_id}/1"] for g in groups)
             # Resubmitting starts nothing; other settings for the same run are refused before anything starts.
             assert all(g.duplicate for g in await client.submit(run, problems, samples=2, rollout={"turns": 2}))
+            # Recorded as submitted once, as the TypeScript client records them: the run page's counts read these.
+            cursor = await client.database.execute("SELECT sum(submitted) FROM run_trajectory_counts WHERE run_id = %s", ("py-round-trip",))
+            row = await cursor.fetchone()
+            assert row is not None and row[0] == 6
             with pytest.raises(RunConfigMismatch, match="was created with maxHeadOffpolicyness 1000"):
                 await client.submit(RunConfig("py-round-trip", 3, 2, 4), problems, samples=2)
 
