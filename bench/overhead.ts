@@ -5,7 +5,7 @@
 // shards: src/stack/local-temporal-server.ts, built once by `npm run setup:temporal-server`), measured beside the dev
 // server in one run.
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -50,6 +50,9 @@ const slots = Number(flags.slots);
 const DATASET = path.resolve(import.meta.dirname, '../data/sample.jsonl');
 
 const stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-overhead-'));
+// Readable by the postgres user, so both Postgres data folders stay inside it and go with it (a private folder's
+// would be placed under the temp folder instead, and outlive the run).
+await chmod(stateDir, 0o755);
 const postgres = await startEmbeddedPostgresOnFreePort(stateDir);
 const pool = await openDatabase(postgres.url);
 const tokenizer = await loadModelTokenizer();

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, symlink } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -22,6 +22,7 @@ describe('ratchet dev --temporal server', () => {
     const built = path.resolve('.ratchet', 'tools');
     await ensureTemporalServer(path.resolve('.ratchet'));
     stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-dev-server-'));
+    await chmod(stateDir, 0o755); // both Postgres data folders then stay in it, and go with it
     await symlink(built, path.join(stateDir, 'tools'));
     temporalPort = await freePort();
     env = {
