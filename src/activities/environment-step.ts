@@ -1,110 +1,128 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
 import type pg from 'pg';
-import { SandboxFailure, verifyCodeAnswer, type CodeSandboxPool, type CodeTask } from '../code/index.js';
-import { feedbackRenderer, type FeedbackRenderer } from '../tokens/feedback-renderer.js';
+import type { CodeTask } from '../code/index.js';
+import type { EnvironmentSet } from '../environments/environment-set.js';
+import { environmentNameOf } from '../environments/environment-set.js';
+import type { JsonValue, StepResult } from '../environments/environment.js';
+import { checkStepResult } from '../environments/step-result.js';
+import { observationRenderer, type ObservationRenderer } from '../tokens/feedback-renderer.js';
+import { feedbackText } from '../tokens/math-prompt.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
-import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type StoredJudgement } from '../store/turn-store.js';
+import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type EnvironmentStepRecord, type StoredJudgement } from '../store/turn-store.js';
 import { loadStoredOutcome } from '../store/stored-outcome.js';
-import { verdictSucceeded, type TurnVerdict } from '../trajectory/turn.js';
-import type { AnswerExtraction, VerifierPool } from '../verifier/index.js';
-import { classified, FailureType, storedAsFailed } from './failures.js';
-import { judgeAnswer, throwIfVerifierFailed, type TurnToJudge } from './judge-answer.js';
+import type { FinishReason } from '../trajectory/turn.js';
+import type { AnswerExtraction } from '../verifier/index.js';
+import { environmentTask, type EnvironmentTaskInput } from './environment-task.js';
+import { classified, storedAsFailed } from './failures.js';
+import { throwIfVerifierFailed, type TurnToJudge } from './judge-answer.js';
 
-export interface EnvironmentStepInput extends TurnToJudge {
-  /** The output ended with EOS; otherwise the feedback first closes the assistant message. */
+export interface EnvironmentStepInput extends TurnToJudge, Partial<Omit<EnvironmentTaskInput, 'trajectoryId' | 'gold'>> {
+  /** The output ended with EOS; otherwise the observations first close the assistant message. */
   outputHadEos: boolean;
   /** The run's answer extraction (rollout option `answerExtraction`); the pool's default when absent. */
   extraction?: AnswerExtraction;
   /** A code task: the answer is judged by running its code against these tests, not against `gold`. */
   code?: CodeTask;
+  /** Release 5: the environment by name (absent: math, or code for a code task, as releases 3–4 sent it). */
+  environment?: string;
+  /** Release 5: how the turn ended (for the environment), and the state the previous step left. */
+  finishReason?: FinishReason;
+  state?: JsonValue;
+  /** A step its own worker already took (an environment served on its own task queue): checked, tokenized and kept here. */
+  taken?: unknown;
 }
 
 export interface EnvironmentStepResult {
-  status: TurnVerdict;
+  /** The verdict's label: the math verifier's, the code judge's, or the environment's own. */
+  status: string;
   success: boolean;
   /** The extracted answer (for a code task, the code that ran). */
   predicted: string | null;
   /** The end of the decoded answer, for the live-state query; the full text is in Postgres. */
   answerTail: string;
   feedbackLen: number;
+  /** The turn's reward before shaping (+1/−1 for math and code). */
+  reward: number;
+  /** The environment ended the episode. */
+  done: boolean;
+  /** What the next step starts from. */
+  state?: JsonValue;
 }
 
 /**
- * The environment's answer to one turn: judge the output, then store the verdict and the feedback tokens that
- * follow it, with one read and one write. The workflow runs it as a local activity on the CPU worker, right
- * after the generation completes: work that needs no task queue round trip of its own.
+ * The environment's answer to one turn: step the environment on the output, then store the verdict and the tokens
+ * of its observations that follow the output, with one read and one write. The workflow runs it as a local activity
+ * on the CPU worker right after the generation: work that needs no task queue round trip of its own. For an
+ * environment served on its own task queue, the workflow passes the step its worker took (`taken`) and this only
+ * checks and keeps it.
  *
  * Run again (a local activity is re-run from the last completed workflow task, and a stalled worker may still be
- * running it), it answers with the judgement stored first, never a new one: from the turn's working row while the
+ * running it), it answers with the step stored first, never a new one: from the turn's working row while the
  * trajectory runs, from the trajectory's stored row once it was stored (src/workflows/RE-RUNS.md).
  */
-export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer, verifier: VerifierPool, sandbox: CodeSandboxPool) {
-  const feedbackFor = feedbackRenderer(tokenizer);
+export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer, environments: EnvironmentSet) {
+  const render = observationRenderer(tokenizer);
   return async function environmentStep(input: EnvironmentStepInput): Promise<EnvironmentStepResult> {
     return classified(async () => {
       const turn = await loadTurnForJudging(pool, input.trajectoryId, input.turn);
-      if (!turn) return storedStep(pool, input, feedbackFor);
+      if (!turn) return storedStep(pool, input, render);
       if (turn.judged) return keptJudgement(input, turn.judged);
       const answerText = tokenizer.decodeText(turn.outputIds);
-      const verdict = input.code ? await judgeCode(sandbox, input, input.code, answerText) : await judgeMath(verifier, input, answerText);
-      const feedback = feedbackFor(verdict.success, input.outputHadEos);
-      const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, { answerText, extracted: verdict.predicted, status: verdict.status, ...(verdict.detail === undefined ? {} : { detail: verdict.detail }) }, feedback);
+      const step = await takeStep(environments, input, answerText, turn.outputIds);
+      const feedback = render(step.observations, input.outputHadEos);
+      const record: EnvironmentStepRecord = {
+        observations: step.observations, reward: step.reward, done: step.done, info: step.info ?? {}, ...(step.state === undefined ? {} : { state: step.state }),
+      };
+      const verdict = { answerText, extracted: step.predicted ?? null, status: step.verdict, ...(step.detail === undefined ? {} : { detail: step.detail }) };
+      const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, verdict, feedback, record);
       // Stored meanwhile by a run that went ahead (this one was stalled): the stored row has the answer.
-      if (!kept) return storedStep(pool, input, feedbackFor);
-      return keptJudgement(input, kept, verdict.detail);
+      if (!kept) return storedStep(pool, input, render);
+      return keptJudgement(input, kept);
     });
   };
 }
 
+async function takeStep(environments: EnvironmentSet, input: EnvironmentStepInput, text: string, tokenIds: readonly number[]): Promise<StepResult> {
+  if (input.taken !== undefined) return checkStepResult(input.taken, 'step');
+  const name = environmentNameOf(input);
+  const environment = environments.get(name);
+  if (!environment) throw new ContextMismatch(`no environment "${name}" on this worker (it runs ${environments.names().join(', ')})`);
+  const action = {
+    turn: input.turn, text, tokenIds, finishReason: input.finishReason ?? (input.outputHadEos ? 'stop' : 'length'), attempt: Context.current().info.attempt,
+  } as const;
+  return checkStepResult(await environment.step(environmentTask(input), action, input.state), `${name} step`);
+}
+
 /** The step's answer from the judgement kept in the turn's working row (this run's or an earlier one's). */
-function keptJudgement(input: EnvironmentStepInput, kept: StoredJudgement, detail?: string): EnvironmentStepResult {
-  if (!input.code) throwIfVerifierFailed(input, { status: kept.status, detail: detail ?? 'the verifier failed on an earlier run of this step' });
-  return {
-    status: kept.status as TurnVerdict, success: verdictSucceeded(kept.status), predicted: kept.extracted,
-    answerTail: kept.answerText.slice(-400), feedbackLen: kept.feedbackLen,
-  };
+function keptJudgement(input: EnvironmentStepInput, kept: StoredJudgement): EnvironmentStepResult {
+  if (!input.code) throwIfVerifierFailed(input, { status: kept.status, detail: 'the verifier failed on an earlier run of this step' });
+  return resultOf(kept.status, kept.extracted, kept.answerText, kept.feedbackLen, kept.environmentStep);
 }
 
 /**
- * The step's answer once the trajectory is stored: its verdict from the monitor record and turn text, the feedback
- * length from the next turn's context (the last turn's feedback is not stored: it is rendered again, the same
- * tokens for the same verdict).
+ * The step's answer once the trajectory is stored: its verdict from the monitor record and turn text, the
+ * observations' length from the next turn's context (the last turn's are not stored: they are rendered again, the
+ * same tokens for the same messages).
  */
-async function storedStep(pool: pg.Pool, input: EnvironmentStepInput, feedbackFor: FeedbackRenderer): Promise<EnvironmentStepResult> {
+async function storedStep(pool: pg.Pool, input: EnvironmentStepInput, render: ObservationRenderer): Promise<EnvironmentStepResult> {
   const stored = await loadStoredOutcome(pool, input.trajectoryId, input.turn);
   if (stored?.status === 'failed') throw storedAsFailed(input.trajectoryId, `judge turn ${input.turn}`);
   if (!stored?.turn) throw new ContextMismatch(`trajectory ${input.trajectoryId} has no output for turn ${input.turn}, stored or working`);
   const { turn } = stored;
+  const observations = turn.environmentStep?.observations ?? seedFeedback(turn.success);
+  const feedbackLen = turn.feedbackLen ?? render(observations, input.outputHadEos).ids.length;
+  return resultOf(turn.verdict, turn.extracted, turn.answerText, feedbackLen, turn.environmentStep);
+}
+
+/** Turns judged before environments kept no step: their observation was the seed's feedback, their reward ±1. */
+function resultOf(status: string, predicted: string | null, answerText: string, feedbackLen: number, step: EnvironmentStepRecord | undefined): EnvironmentStepResult {
+  const success = status === 'correct';
   return {
-    status: turn.verdict as TurnVerdict, success: turn.success, predicted: turn.extracted, answerTail: turn.answerText.slice(-400),
-    feedbackLen: turn.feedbackLen ?? feedbackFor(turn.success, input.outputHadEos).ids.length,
+    status, success, predicted, answerTail: answerText.slice(-400), feedbackLen,
+    reward: step?.reward ?? (success ? 1 : -1), done: step?.done ?? false, ...(step?.state === undefined ? {} : { state: step.state as JsonValue }),
   };
 }
 
-interface Judged {
-  status: TurnVerdict;
-  success: boolean;
-  predicted: string | null;
-  detail?: string;
-}
-
-async function judgeMath(verifier: VerifierPool, input: EnvironmentStepInput, answerText: string): Promise<Judged> {
-  const verdict = await judgeAnswer(verifier, input, answerText, input.extraction ? { extraction: input.extraction } : {});
-  return { status: verdict.status, success: verdict.equal, predicted: verdict.predicted, detail: verdict.detail };
-}
-
-/**
- * A code answer runs in the worker's sandbox pool. A timeout or a crash is the answer's verdict; a sandbox that
- * could not run at all is ours, retried and never scored.
- */
-async function judgeCode(sandbox: CodeSandboxPool, input: EnvironmentStepInput, task: CodeTask, answerText: string): Promise<Judged> {
-  try {
-    const verdict = await verifyCodeAnswer(task, answerText, { sandbox });
-    return { status: verdict.status, success: verdict.equal, predicted: verdict.predicted, detail: verdict.detail };
-  } catch (error) {
-    if (error instanceof SandboxFailure) {
-      throw ApplicationFailure.retryable(`sandbox failed on ${input.trajectoryId} turn ${input.turn}: ${error.message}`, FailureType.SandboxFailure);
-    }
-    throw error;
-  }
+function seedFeedback(success: boolean): { role: string; content: string }[] {
+  return [{ role: 'user', content: feedbackText(success) }];
 }

@@ -1,4 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { SandboxFailure } from '../code/index.js';
+import { EnvironmentFailure } from '../environments/environment.js';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../policy/policy-errors.js';
 import { RawLogprobsServer } from '../policy/raw-logprobs-server.js';
 import { ContextMismatch } from '../store/turn-store.js';
@@ -14,6 +16,12 @@ export { FailureType };
 /** Maps a domain error to an ApplicationFailure: retry what another attempt can fix, fail fast on the rest. */
 export function classifyFailure(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
+  // What the environment says of its own step, with the type and retry it names.
+  if (error instanceof EnvironmentFailure) {
+    return error.retryable ? ApplicationFailure.retryable(error.message, error.failureType) : ApplicationFailure.nonRetryable(error.message, error.failureType);
+  }
+  // A sandbox that could not run at all is ours: retried, never scored.
+  if (error instanceof SandboxFailure) return ApplicationFailure.retryable(`sandbox failed: ${error.message}`, FailureType.SandboxFailure);
   // Another attempt would reach the same server: the operator must restart it with the flag the message names.
   if (error instanceof RawLogprobsServer) return ApplicationFailure.nonRetryable(error.message, FailureType.RawLogprobsServer);
   if (error instanceof PolicyRejectedRequest) return ApplicationFailure.nonRetryable(error.message, FailureType.PolicyRejectedRequest);

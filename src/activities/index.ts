@@ -1,9 +1,12 @@
 import type pg from 'pg';
 import type { CodeSandboxPool } from '../code/index.js';
+import type { Environment } from '../environments/environment.js';
+import { workerEnvironments } from '../environments/environment-set.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
+import { answerTextActivity } from './answer-text.js';
 import { checkRequestActivity } from './check-request.js';
 import { environmentStepActivity } from './environment-step.js';
 import { generateActivity } from './generate.js';
@@ -17,12 +20,18 @@ import { tokenizePromptActivity } from './tokenize-prompt.js';
  * activities; `verify` and `appendFeedback` (src/activities/releases/) stay for trajectories that started under
  * release 2, until the drop list (src/workflows/releases/drop-list.ts) says they can go.
  */
-export function createCpuActivities(deps: { pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool; sandbox: CodeSandboxPool; uiUrl?: string }) {
+export function createCpuActivities(deps: {
+  pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool; sandbox: CodeSandboxPool; uiUrl?: string;
+  /** The user's own environments, beside the built-in ones. */
+  environments?: readonly Environment[];
+}) {
+  const environments = workerEnvironments(deps, deps.environments);
   return {
-    checkRequest: checkRequestActivity(deps.uiUrl),
+    checkRequest: checkRequestActivity(deps.uiUrl, environments),
     joinGroupForAdmission: joinGroupActivity(deps.pool),
-    tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer),
-    environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, deps.verifier, deps.sandbox),
+    tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer, environments),
+    environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, environments),
+    answerText: answerTextActivity(deps.pool, deps.tokenizer),
     ...releaseTwoActivities(deps),
     persistTrajectory: persistTrajectoryActivity(deps.pool),
     persistFailure: persistFailureActivity(deps.pool),

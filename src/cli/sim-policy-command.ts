@@ -2,11 +2,11 @@ import { once } from 'node:events';
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { NO_FAULTS } from '../policy/simulated/faults.js';
-import { DEFAULT_SIMULATED_POLICY } from '../policy/simulated/policy-config.js';
+import { DEFAULT_PREFIX_CACHE_TOKENS, DEFAULT_SIMULATED_POLICY } from '../policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy } from '../policy/simulated/server.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { SAMPLE_DATASET } from './demo-command.js';
-import { finiteNumber, loadProblems, positiveInt } from './shared-options.js';
+import { finiteNumber, loadProblems, nonNegativeInt, positiveInt } from './shared-options.js';
 
 export function simPolicyCommand(): Command {
   return new Command('sim-policy')
@@ -20,6 +20,8 @@ export function simPolicyCommand(): Command {
     .option('--chunk-tokens <n>', 'output tokens per streamed chunk (SGLang\'s --stream-interval)', positiveInt)
     .option('--incremental-streaming-output', 'stream only the new tokens in each chunk, as SGLang does with this flag')
     .option('--seed-per-request', 'with --seed: draw each answer from the seed and the request id, whatever the arrival order')
+    .option('--prefix-cache-tokens <n>', `prefix cache capacity in tokens, as vLLM's automatic prefix caching; 0 turns it off (default ${DEFAULT_PREFIX_CACHE_TOKENS})`, nonNegativeInt)
+    .option('--prefill-tokens-per-second <n>', 'prefill speed: a request waits its uncached prompt tokens at this speed before its first token (default 0: no wait)', finiteNumber)
     .option('--raw-logprobs', 'return the model\'s own logprobs whatever the sampling, as vLLM does without --logprobs-mode processed_logprobs')
     .action(async (flags) => {
       const tokenizer = await loadModelTokenizer(loadConfig().tokenizerDir);
@@ -34,6 +36,8 @@ export function simPolicyCommand(): Command {
         ...(flags.chunkTokens === undefined ? {} : { chunkTokens: flags.chunkTokens }),
         ...(flags.incrementalStreamingOutput ? { incrementalStreamingOutput: true } : {}),
         ...(flags.rawLogprobs ? { logprobs: 'raw' as const } : {}),
+        ...(flags.prefixCacheTokens === undefined ? {} : { prefixCacheTokens: flags.prefixCacheTokens }),
+        ...(flags.prefillTokensPerSecond === undefined ? {} : { prefillTokensPerSecond: flags.prefillTokensPerSecond }),
       }, { port: flags.port });
       process.stdout.write(`simulated policy at ${policy.url}\n`);
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);

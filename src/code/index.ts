@@ -4,6 +4,7 @@ export { matchOutput, numbersEqual, type OutputRule } from './compare-output.js'
 export { matchReturn, type ReturnRule } from './compare-return.js';
 export { parseTests, type ParsedTests } from './input-output.js';
 export { CodeSandboxPool, type AnswerCode } from './sandbox-pool.js';
+export { runScript, type ScriptLimits, type ScriptRun } from './run-script.js';
 export { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
 export { SandboxFailure } from './sandbox-failure.js';
 export { DEFAULT_MEMORY_MB, DEFAULT_TEST_TIMEOUT_S, verifyCodeAnswer, type VerifyCodeOptions } from './verify-code.js';

@@ -25,13 +25,20 @@ const STOPPED = {
 export function judgeRun(run: TestRun, expected: string, callMode: boolean): TestOutcome {
   const stderr = run.stderr.trim().slice(-600);
   if (run.kind !== 'exited') return STOPPED[run.kind];
-  if (run.signal !== null && CPU_SIGNALS.has(run.signal)) return { status: 'timeout', detail: `killed by ${run.signal} (CPU time limit)` };
-  if (run.code !== null && CPU_STATUSES.has(run.code)) return { status: 'timeout', detail: `killed by signal ${run.code - 128} (CPU time limit)` };
+  const cpu = cpuLimitKill(run);
+  if (cpu !== null) return { status: 'timeout', detail: cpu };
   if (run.code !== 0) return { status: 'runtime_error', detail: `crashed: ${run.signal ?? `exit status ${run.code}`}${stderr ? `\n${stderr}` : ''}` };
   const actual = run.stdout.toString('utf8');
   const rule = callMode ? matchReturn(actual, expected) : matchOutput(actual, expected);
   if (rule === null) return { status: 'wrong', detail: `expected ${preview(expected)}, got ${preview(actual)}` };
   return { status: 'passed', rule };
+}
+
+/** How a process that ended by itself was killed at its CPU-time limit (the reason, as a detail), or null when it was not. */
+export function cpuLimitKill(run: Extract<TestRun, { kind: 'exited' }>): string | null {
+  if (run.signal !== null && CPU_SIGNALS.has(run.signal)) return `killed by ${run.signal} (CPU time limit)`;
+  if (run.code !== null && CPU_STATUSES.has(run.code)) return `killed by signal ${run.code - 128} (CPU time limit)`;
+  return null;
 }
 
 function preview(text: string): string {

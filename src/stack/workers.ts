@@ -1,6 +1,7 @@
 import type { WorkflowBundleOption } from '@temporalio/worker';
 import type pg from 'pg';
 import type { CodeSandboxPool } from '../code/index.js';
+import type { Environment } from '../environments/environment.js';
 import type { RatchetConfig } from '../config.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -14,6 +15,8 @@ export interface CpuWorkerPart {
   tokenizer: ModelTokenizer;
   verifier: VerifierPool;
   sandbox: CodeSandboxPool;
+  /** The user's own environments, run in-process beside the built-in ones. */
+  environments?: readonly Environment[];
   maxCachedWorkflows?: number;
   uiUrl?: string;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */

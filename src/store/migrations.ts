@@ -320,6 +320,17 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   { id: '012_run_curves', sql: RUN_CURVES_SQL + RUN_CURVES_BACKFILL_SQL },
   // A run's counters kept by triggers as rows are written, and what clients submitted (src/store/run-aggregates-sql.ts).
   { id: '013_run_aggregates', sql: RUN_AGGREGATES_SQL },
+  {
+    id: '014_environments',
+    sql: `
+      -- Each turn's environment step as the environment answered it: the observation messages (role and content),
+      -- its reward before shaping, whether the episode ended, its info, and the state the next step starts from.
+      ALTER TABLE turn_outputs ADD COLUMN environment_step jsonb;
+      ALTER TABLE turn_texts ADD COLUMN environment_step jsonb;
+      -- The environment a trajectory ran in (NULL: stored before environments, math or code by its request).
+      ALTER TABLE trajectories ADD COLUMN environment text;
+    `,
+  },
 ];
 
 /**

@@ -10,3 +10,17 @@ export function storableText(text: string | null): string | null;
 export function storableText(text: string | null): string | null {
   return text === null ? null : text.replace(UNSTORABLE, '\uFFFD');
 }
+
+/**
+ * A JSON value as jsonb text: every string in it (keys too) made storable, since jsonb refuses `\u0000` and lone
+ * surrogates as text does. What an environment returns is the model's adversary's to shape: it must store.
+ */
+export function storableJson(value: unknown): string {
+  return JSON.stringify(value, (_key, item: unknown) => {
+    if (typeof item === 'string') return storableText(item);
+    if (item !== null && typeof item === 'object' && !Array.isArray(item)) {
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [storableText(key), inner]));
+    }
+    return item;
+  });
+}

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { FinishReason } from '../trajectory/turn.js';
 import type { FailureClass } from '../trajectory/failure.js';
+import type { EnvironmentStepRecord } from './turn-store.js';
 import { storableText } from './storable-text.js';
 
 /**
@@ -22,6 +23,8 @@ export interface StoredTurnOutcome {
   extracted: string | null;
   /** Tokens between this turn's output and the next turn's context end; unknown for the last turn. */
   feedbackLen?: number;
+  /** The environment's step as stored (absent for turns stored before environments). */
+  environmentStep?: EnvironmentStepRecord;
 }
 
 /** A trajectory's row, as the steps that ran before it was written need to see it. */
@@ -35,9 +38,11 @@ export async function loadStoredOutcome(pool: pg.Pool, trajectoryId: string, tur
     status: 'completed' | 'failed'; failure_type: string | null; failure_class: FailureClass | null; prompt_len: number | null;
     prompt_lens: number[] | null; seq_no_eos_mask: boolean[] | null; version_start: number | null; version_end: number | null;
     success: boolean | null; verdict: string | null; answer_len: number | null; answer_text: string | null; extracted_answer: string | null;
+    environment_step: EnvironmentStepRecord | null;
   }>(
     `SELECT t.status, t.failure_type, t.failure_class, octet_length(t.packed_prompts) / 4 AS prompt_len, t.prompt_lens,
-            t.seq_no_eos_mask, m.version_start, m.version_end, m.success, m.verdict, m.answer_len, x.answer_text, x.extracted_answer
+            t.seq_no_eos_mask, m.version_start, m.version_end, m.success, m.verdict, m.answer_len, x.answer_text, x.extracted_answer,
+            x.environment_step
      FROM trajectories t
      LEFT JOIN monitor_records m ON m.trajectory_id = t.trajectory_id AND m.turn = $2
      LEFT JOIN turn_texts x ON x.trajectory_id = t.trajectory_id AND x.turn = $2
@@ -57,6 +62,7 @@ export async function loadStoredOutcome(pool: pg.Pool, trajectoryId: string, tur
       versionStart: row.version_start!, versionEnd: row.version_end!, verdict: row.verdict, success: row.success!,
       answerText: row.answer_text ?? '', extracted: row.extracted_answer,
       ...(next === undefined ? {} : { feedbackLen: next - promptLens[turn]! - row.answer_len! }),
+      ...(row.environment_step ? { environmentStep: row.environment_step } : {}),
     },
   };
 }

@@ -8,7 +8,7 @@ import type { GroupMembership } from '../admission/group-membership.js';
 import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { inTransaction } from './transaction.js';
 import { lockTrajectory, type StoredTurn } from './turn-store.js';
-import { storableText } from './storable-text.js';
+import { storableJson, storableText } from './storable-text.js';
 import { joinGroupAsFailed, recordMemberFinished } from './rollout-groups.js';
 
 export interface CompletedTrajectory extends TrajectoryIdentity {
@@ -35,15 +35,15 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
     const inserted = await client.query(
       `INSERT INTO trajectories (trajectory_id, qid, task_id, status, layout, num_turns, birth_time, packed_input_ids,
          packed_logprobs, prompt_mask, packed_prompts, seq_no_eos_mask, seqlens, prompt_lens, version_start, version_end,
-         rewards, raw_rewards, successes, output_tokens, token_versions, end_reason, temperature, top_p, top_k, min_p, repetition_penalty)
-       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
+         rewards, raw_rewards, successes, output_tokens, token_versions, end_reason, temperature, top_p, top_k, min_p, repetition_penalty, environment)
+       VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
        ON CONFLICT (trajectory_id) DO NOTHING`,
       [trajectory.trajectoryId, storableText(trajectory.qid), trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
         encodeInt32(packed.packedInputIds), encodeFloat32(packed.packedLogprobs), Buffer.from(packed.promptMask),
         encodeInt32(trajectory.promptIds), packed.seqNoEosMask, packed.seqlens, packed.promptLens,
         turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd), trajectory.rewards, trajectory.rawRewards,
         turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0), encodeInt32(packed.tokenVersions), trajectory.endReason,
-        ...samplingColumns(trajectory.sampling)],
+        ...samplingColumns(trajectory.sampling), storableText(trajectory.environment ?? null)],
     );
     if (inserted.rowCount === 0) return false;
     // One statement for all turns: a round trip per turn was most of this transaction's time.
@@ -78,10 +78,10 @@ export async function storeFailedTrajectory(
   return inTransaction(pool, async (client) => {
     await lockTrajectory(client, trajectoryId);
     const inserted = await client.query(
-      `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, failure_type, failure_class, layout, num_turns, birth_time)
-       VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $9) ON CONFLICT (trajectory_id) DO NOTHING`,
+      `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, failure_type, failure_class, layout, num_turns, birth_time, environment)
+       VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (trajectory_id) DO NOTHING`,
       [trajectoryId, storableText(identity.qid), identity.taskId ?? null, storableText(failure.message), storableText(failure.failureType),
-        failure.failureClass, storableText(identity.layout), failure.turnsDone, identity.birthTime],
+        failure.failureClass, storableText(identity.layout), failure.turnsDone, identity.birthTime, storableText(identity.environment ?? null)],
     );
     if (inserted.rowCount === 0) return false;
     await insertTurnTexts(client, trajectoryId, texts.filter((text) => text.verdict !== null));
@@ -113,10 +113,11 @@ function samplingColumns(sampling: SamplingParameters | undefined): (number | nu
 async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, texts: StoredTurn[]): Promise<void> {
   if (texts.length === 0) return;
   await client.query(
-    `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail)
-     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`,
+    `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail, environment_step)
+     SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[])`,
     [trajectoryId, texts.map((t) => t.turn), texts.map((t) => storableText(t.answerText)), texts.map((t) => storableText(t.extractedAnswer)),
-      texts.map((t) => storableText(t.verdict ?? 'unverified')), texts.map((t) => storableText(t.feedbackText)), texts.map((t) => storableText(t.verdictDetail ?? null))],
+      texts.map((t) => storableText(t.verdict ?? 'unverified')), texts.map((t) => storableText(t.feedbackText)), texts.map((t) => storableText(t.verdictDetail ?? null)),
+      texts.map((t) => (t.environmentStep ? storableJson(t.environmentStep) : null))],
   );
 }
 

@@ -18,6 +18,25 @@ export interface TurnView extends UnpackedTurn {
   /** r_t as shaped, and R_t (returns-to-go); null until the trajectory is stored. */
   rawReward: number | null;
   reward: number | null;
+  /**
+   * The environment's observation messages after this turn, in their chat roles; null for a turn stored before
+   * environments (its observation is `feedbackText`, a user message).
+   */
+  observations: ObservationView[] | null;
+  /** The environment's reward for the turn, before the run's shaping (`rawReward` is after it); null before environments. */
+  environmentReward: number | null;
+  /** The environment ended the episode with this turn; null before environments. */
+  done: boolean | null;
+  /** The environment's free-form info; null before environments. */
+  info: Record<string, unknown> | null;
+  /** The state the next step starts from (JSON, possibly big); absent when the environment kept none. */
+  state?: unknown;
+}
+
+/** One observation message as stored with the turn. */
+export interface ObservationView {
+  role: string;
+  content: string;
 }
 
 /** What Postgres knows of one trajectory, stored or still running. */
@@ -27,6 +46,8 @@ export interface TrajectoryView {
   /** `queued`: its group waits for admission; `running`: working rows exist; `unknown`: Postgres has nothing yet. */
   status: 'completed' | 'failed' | 'running' | 'queued' | 'unknown';
   layout: string | null;
+  /** The environment the trajectory ran in; null for rows stored before environments (math, or code for a code task) and while running. */
+  environment: string | null;
   birthTime: number | null;
   finishedAt: Date | null;
   endReason: string | null;
@@ -52,7 +73,7 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
   ]);
   const member = membership.rows[0];
   const base: TrajectoryView = {
-    trajectoryId, qid: member?.qid ?? null, status: 'unknown', layout: null, birthTime: null, finishedAt: null, endReason: null, error: null,
+    trajectoryId, qid: member?.qid ?? null, status: 'unknown', layout: null, environment: null, birthTime: null, finishedAt: null, endReason: null, error: null,
     failureType: null, failureClass: null, groupId: member?.group_id ?? null, staleness: member?.staleness ?? null,
     promptIds: [], promptText: null, turns: [], generating: null,
   };
@@ -66,7 +87,7 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
 async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promise<Partial<TrajectoryView>> {
   const [monitor, texts] = await Promise.all([
     pool.query('SELECT turn, version_start, version_end, success, verdict, answer_len FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
-    pool.query('SELECT turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
+    pool.query('SELECT turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail, environment_step FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
   ]);
   const textOf = new Map(texts.rows.map((text) => [text.turn as number, text]));
   const unpacked = row.packed_input_ids ? unpackTurns({
@@ -86,10 +107,11 @@ async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promis
       finishReason: row.seq_no_eos_mask?.[t] === undefined ? null : row.seq_no_eos_mask[t] ? 'length' : 'stop',
       versionStart: record?.version_start ?? null, versionEnd: record?.version_end ?? null,
       rawReward: row.raw_rewards?.[t] ?? null, reward: row.rewards?.[t] ?? null,
+      ...environmentStepView(text?.environment_step),
     };
   });
   return {
-    qid: row.qid, status: row.status, layout: row.layout, birthTime: Number(row.birth_time), finishedAt: row.finished_at, endReason: row.end_reason,
+    qid: row.qid, status: row.status, layout: row.layout, environment: row.environment ?? null, birthTime: Number(row.birth_time), finishedAt: row.finished_at, endReason: row.end_reason,
     error: row.error, failureType: row.failure_type, failureClass: row.failure_class,
     promptIds: row.packed_prompts ? decodeInt32(row.packed_prompts) : [], turns,
   };
@@ -111,6 +133,7 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
     answerText: o.answer_text, extractedAnswer: o.extracted_answer, verdict: o.verdict, feedbackText: o.feedback_text, verdictDetail: o.verdict_detail ?? null,
     success: o.verdict === null ? null : o.verdict === 'correct', finishReason: o.finish_reason,
     versionStart: o.version_start, versionEnd: o.version_end, rawReward: null, reward: null,
+    ...environmentStepView(o.environment_step),
   }));
   const piece = checkpoint.rows[0];
   const generating = piece && !turns.some((t) => t.turn === piece.turn) ? {
@@ -121,5 +144,28 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
   return {
     status: 'running', promptIds: decodeInt32(prompt.rows[0].prompt_ids), promptText: prompt.rows[0].prompt_text,
     birthTime: prompt.rows[0].created_at.getTime(), turns, generating,
+  };
+}
+
+type EnvironmentStepView = Pick<TurnView, 'observations' | 'environmentReward' | 'done' | 'info' | 'state'>;
+
+/**
+ * A turn's `environment_step` (jsonb) as the viewer shows it. Read defensively: the column is written by workers of
+ * any release, and a field of the wrong shape is shown as missing rather than failing the page.
+ */
+export function environmentStepView(step: unknown): EnvironmentStepView {
+  if (step === null || typeof step !== 'object' || Array.isArray(step)) return { observations: null, environmentReward: null, done: null, info: null };
+  const record = step as Record<string, unknown>;
+  const observations = Array.isArray(record.observations)
+    ? record.observations.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object')
+      .map((m) => ({ role: typeof m.role === 'string' ? m.role : String(m.role ?? '?'), content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }))
+    : [];
+  const info = record.info !== null && typeof record.info === 'object' && !Array.isArray(record.info) ? record.info as Record<string, unknown> : {};
+  return {
+    observations,
+    environmentReward: typeof record.reward === 'number' ? record.reward : null,
+    done: typeof record.done === 'boolean' ? record.done : null,
+    info,
+    ...(record.state === undefined || record.state === null ? {} : { state: record.state }),
   };
 }

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
 import type { FinishReason } from '../trajectory/turn.js';
-import { storableText } from './storable-text.js';
+import { storableJson, storableText } from './storable-text.js';
 import { inTransaction } from './transaction.js';
 
 /** A turn's generation as the generate activity stores it. */
@@ -120,18 +120,33 @@ export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, tur
   return decodeInt32(rows[0]!.output_ids);
 }
 
+/**
+ * A turn's environment step as kept with the turn (`environment_step`, jsonb): what the environment answered beyond
+ * its verdict. Observations are the messages whose tokens follow the output (`feedback_ids`).
+ */
+export interface EnvironmentStepRecord {
+  observations: { role: string; content: string }[];
+  reward: number;
+  done: boolean;
+  info: Record<string, unknown>;
+  /** What the next step starts from (JSON; absent when the environment keeps none). */
+  state?: unknown;
+}
+
 /** A turn's judgement as stored with its working row: the verdict, and the feedback that follows it. */
 export interface StoredJudgement {
   answerText: string;
   extracted: string | null;
   status: string;
   feedbackLen: number;
+  /** Absent for a turn judged by a release before environments. */
+  environmentStep?: EnvironmentStepRecord;
 }
 
 /** A turn's output, and its judgement once one is stored; undefined when the turn has no working row. */
 export async function loadTurnForJudging(pool: pg.Pool, trajectoryId: string, turn: number): Promise<{ outputIds: number[]; judged?: StoredJudgement } | undefined> {
   const { rows: [row] } = await pool.query<JudgementRow & { output_ids: Buffer }>(
-    'SELECT output_ids, answer_text, extracted_answer, verdict, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+    'SELECT output_ids, answer_text, extracted_answer, verdict, feedback_ids, environment_step FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
   if (!row) return undefined;
   return { outputIds: decodeInt32(row.output_ids), ...(row.verdict === null ? {} : { judged: storedJudgement(row) }) };
 }
@@ -141,10 +156,14 @@ interface JudgementRow {
   extracted_answer: string | null;
   verdict: string | null;
   feedback_ids: Buffer | null;
+  environment_step: EnvironmentStepRecord | null;
 }
 
 function storedJudgement(row: JudgementRow): StoredJudgement {
-  return { answerText: row.answer_text ?? '', extracted: row.extracted_answer, status: row.verdict!, feedbackLen: (row.feedback_ids?.length ?? 0) / 4 };
+  return {
+    answerText: row.answer_text ?? '', extracted: row.extracted_answer, status: row.verdict!, feedbackLen: (row.feedback_ids?.length ?? 0) / 4,
+    ...(row.environment_step ? { environmentStep: row.environment_step } : {}),
+  };
 }
 
 export async function saveVerdict(pool: pg.Pool, trajectoryId: string, turn: number, verdict: { answerText: string; extracted: string | null; status: string }): Promise<void> {
@@ -166,18 +185,20 @@ export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: nu
 export async function saveVerdictAndFeedback(
   pool: pg.Pool, trajectoryId: string, turn: number,
   verdict: { answerText: string; extracted: string | null; status: string; detail?: string }, feedback: { ids: readonly number[]; text: string },
+  environmentStep?: EnvironmentStepRecord,
 ): Promise<StoredJudgement | undefined> {
   const { rows: [saved] } = await pool.query<JudgementRow>(
-    `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, verdict_detail = $8, updated_at = now()
+    `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, verdict_detail = $8,
+       environment_step = $9, updated_at = now()
      WHERE trajectory_id = $1 AND turn = $2 AND verdict IS NULL
-     RETURNING answer_text, extracted_answer, verdict, feedback_ids`,
-    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status, encodeInt32(feedback.ids), storableText(feedback.text),
-      storableText(boundedDetail(verdict.detail))],
+     RETURNING answer_text, extracted_answer, verdict, feedback_ids, environment_step`,
+    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), storableText(verdict.status), encodeInt32(feedback.ids), storableText(feedback.text),
+      storableText(boundedDetail(verdict.detail)), environmentStep === undefined ? null : storableJson(environmentStep)],
   );
   if (saved) return storedJudgement(saved);
   // Judged first by another run (read in a statement of its own, so its commit is seen), or no working row.
   const { rows: [kept] } = await pool.query<JudgementRow>(
-    'SELECT answer_text, extracted_answer, verdict, feedback_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+    'SELECT answer_text, extracted_answer, verdict, feedback_ids, environment_step FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
   return kept && kept.verdict !== null ? storedJudgement(kept) : undefined;
 }
 
@@ -203,13 +224,14 @@ export interface StoredTurn {
   feedbackText: string | null;
   /** Why the judge gave the verdict (a code turn: the failing test, expected against actual, the traceback). */
   verdictDetail?: string | null;
+  environmentStep?: EnvironmentStepRecord | null;
 }
 
 export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
     `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text,
-            verdict_detail FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
+            verdict_detail, environment_step FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
   return {
     promptIds: prompt.rows[0] ? decodeInt32(prompt.rows[0].prompt_ids) : [],
     turns: rows.map((row) => ({
@@ -224,6 +246,7 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
       verdict: row.verdict,
       feedbackText: row.feedback_text,
       verdictDetail: row.verdict_detail,
+      environmentStep: row.environment_step,
     })),
   };
 }

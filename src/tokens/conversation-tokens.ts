@@ -1,4 +1,4 @@
-import type { ModelTokenizer } from './model-tokenizer.js';
+import type { ChatMessage, ModelTokenizer } from './model-tokenizer.js';
 import { feedbackText, mathUserMessage } from './math-prompt.js';
 
 /** Prompt ids: the problem rendered by the model's chat template, ready for the assistant's first turn. */
@@ -19,9 +19,24 @@ export interface FeedbackTokens {
  * A turn cut off by the length limit has no EOS, so the end-of-turn token is added first.
  */
 export function feedbackTokens(tokenizer: ModelTokenizer, success: boolean, outputHadEos: boolean): FeedbackTokens {
-  const tail = afterAssistant(tokenizer, feedbackText(success));
+  return observationTokens(tokenizer, [{ role: 'user', content: feedbackText(success) }], outputHadEos);
+}
+
+/**
+ * The same cut for any environment's observation messages (any role the template knows: `user`, `tool`, `system`):
+ * what follows the assistant turn, the messages, and the next generation prompt. No messages: only the end of the
+ * assistant turn and the generation prompt.
+ */
+export function observationTokens(tokenizer: ModelTokenizer, messages: readonly ChatMessage[], outputHadEos: boolean): FeedbackTokens {
+  const tail = afterAssistant(tokenizer, messages);
   const text = outputHadEos ? tail.slice(tokenizer.eosToken.length) : tail;
   return { ids: tokenizer.encode(text), text };
+}
+
+/** An episode's first tokens: its messages rendered with the generation prompt, or a prompt already rendered. */
+export function startIds(tokenizer: ModelTokenizer, start: { messages: readonly ChatMessage[] } | { renderedPrompt: string }): number[] {
+  if ('renderedPrompt' in start) return tokenizer.encode(start.renderedPrompt);
+  return tokenizer.encode(tokenizer.renderChat(start.messages, true));
 }
 
 export class ChatTemplateError extends Error {
@@ -30,11 +45,9 @@ export class ChatTemplateError extends Error {
 
 const SENTINEL = '\u2063RATCHET-ANSWER\u2063';
 
-/** Everything the template renders after an assistant message's content when a user turn follows it. */
-function afterAssistant(tokenizer: ModelTokenizer, userMessage: string): string {
-  const rendered = tokenizer.renderChat([
-    { role: 'user', content: 'q' }, { role: 'assistant', content: SENTINEL }, { role: 'user', content: userMessage },
-  ], true);
+/** Everything the template renders after an assistant message's content when these messages follow it. */
+function afterAssistant(tokenizer: ModelTokenizer, messages: readonly ChatMessage[]): string {
+  const rendered = tokenizer.renderChat([{ role: 'user', content: 'q' }, { role: 'assistant', content: SENTINEL }, ...messages], true);
   const at = rendered.indexOf(SENTINEL);
   if (at < 0) throw new ChatTemplateError(`chat template of ${tokenizer.directory} does not render assistant content verbatim`);
   const tail = rendered.slice(at + SENTINEL.length);

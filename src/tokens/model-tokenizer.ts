@@ -18,7 +18,8 @@ export interface ModelTokenizer {
 }
 
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  /** `system`, `user`, `assistant`, or any role the model's template renders (`tool`). */
+  role: string;
   content: string;
 }
 

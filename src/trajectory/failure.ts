@@ -17,6 +17,8 @@ export const FailureType = {
   WorkflowClosed: 'WorkflowClosed',
   /** The GPU worker's server would return logprobs of another distribution than the request samples from. */
   RawLogprobsServer: 'RawLogprobsServer',
+  /** An environment's step failed for a reason of its own making (a bug, a service it needs is down), or kept failing. */
+  EnvironmentError: 'EnvironmentError',
   // data
   InvalidRequest: 'InvalidRequest',
   InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -31,6 +33,8 @@ export const FailureType = {
   MalformedTrajectory: 'MalformedTrajectory',
   VerifierError: 'VerifierError',
   VerifierTimeout: 'VerifierTimeout',
+  /** The environment says this task or this answer cannot be stepped as it is. */
+  EnvironmentDataError: 'EnvironmentDataError',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
@@ -39,7 +43,7 @@ export type FailureClass = 'infrastructure' | 'data';
 const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
   FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
-  FailureType.WorkflowClosed, FailureType.RawLogprobsServer,
+  FailureType.WorkflowClosed, FailureType.RawLogprobsServer, FailureType.EnvironmentError,
 ]);
 
 /**

@@ -5,4 +5,6 @@ export interface TrajectoryIdentity {
   taskId?: number;
   birthTime: number;
   layout: string;
+  /** The environment it runs in (absent in histories recorded before environments: math, or code for a code task). */
+  environment?: string;
 }

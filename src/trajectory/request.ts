@@ -28,6 +28,9 @@ const identifier = (maxBytes: number, why: string, description: string) => {
     .meta({ description: `${description} At most ${maxBytes} UTF-8 bytes (${why}).` });
 };
 
+// An environment's name is part of a task queue's name.
+const ENVIRONMENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 const text = z.string().regex(NO_NUL, 'must not contain NUL (U+0000), which Postgres text cannot store');
 
 const requestFields = z.strictObject({
@@ -37,6 +40,11 @@ const requestFields = z.strictObject({
   problem: text.min(1, 'must not be empty').meta({ description: 'The problem text; the chat template renders it with the math instruction.' }),
   gold: z.array(text).meta({ description: 'Gold answers as the dataset has them; any match counts. At least one, unless `code` judges the answer.' }),
   code: codeTaskSchema.optional().meta({ description: 'Makes this a code task: the answer\'s last Python block is run against these tests in a sandbox; `gold` then holds reference solutions, possibly none.' }),
+  environment: z.string().regex(ENVIRONMENT_NAME, 'must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit').optional().meta({
+    description: 'The environment the episode runs in: `math`, `code`, `math-python-tool`, or one served on its own task queue `ratchet-env-<name>` '
+      + '(Python\'s `ratchet-env serve`). Default: `code` for a code task, `math` otherwise.',
+  }),
+  environmentArgs: z.record(z.string(), z.json()).optional().meta({ description: 'What the environment needs beyond the problem (a game\'s settings, a tool list): passed to its reset and steps.' }),
   options: rolloutOptionsSchema.partial().optional().meta({ description: 'Rollout options, each optional.' }),
   group: groupMembershipSchema.optional().meta({
     description: 'Makes the trajectory a member of a group in a training run: it waits for admission under the run\'s staleness bound and is consumed with its group.',
@@ -51,7 +59,9 @@ const requestFields = z.strictObject({
  */
 export const trajectoryRequestSchema = requestFields
   .superRefine((request, context) => {
-    if (!request.code && request.gold.length === 0) context.addIssue({ code: 'custom', path: ['gold'], message: 'must hold at least one gold answer' });
+    const judgedByGold = request.environment === undefined || request.environment === 'math' || request.environment === 'math-python-tool';
+    if (!request.code && judgedByGold && request.gold.length === 0) context.addIssue({ code: 'custom', path: ['gold'], message: 'must hold at least one gold answer' });
+    if (request.environment === 'code' && !request.code) context.addIssue({ code: 'custom', path: ['code'], message: 'is required by the `code` environment (the tests its answers run against)' });
     if (request.group && request.trajectoryId !== `${request.group.groupId}/${request.group.sample}`) {
       context.addIssue({ code: 'custom', path: ['trajectoryId'], message: `must be "<groupId>/<sample>" (${request.group.groupId}/${request.group.sample})` });
     }

@@ -3,6 +3,11 @@ export function shapeReward(success: boolean, bias: number, scaling: number): nu
   return ((Number(success) - 0.5) * 2 - bias) * scaling;
 }
 
+/** Per-turn reward from an environment's reward (release 5): (reward − bias)·scaling; the seed's ±1 gives shapeReward's values. */
+export function shapeEnvironmentReward(reward: number, bias: number, scaling: number): number {
+  return (reward - bias) * scaling;
+}
+
 /** Returns-to-go R_t = r_t + γ·R_{t+1}, computed back to front as the seed does. */
 export function returnsToGo(rewards: readonly number[], discount: number): number[] {
   const returns = [...rewards];

@@ -15,6 +15,8 @@ const seconds = (description: string, fallback: number) => z
 export const trajectoryTimeoutsSchema = z.strictObject({
   generateHeartbeatSeconds: seconds('How soon a dead GPU worker is noticed during generation.', 20).optional(),
   generateStartToCloseSeconds: seconds('The longest one generation attempt may take.', 1800).optional(),
+  environmentStepSeconds: seconds('The longest one reset or step of an environment served on its own task queue may take (per attempt).', 300).optional(),
+  environmentHeartbeatSeconds: seconds('How soon a dead environment worker is noticed during a reset or step (its worker heartbeats).', 10).optional(),
   admissionRecheckSeconds: seconds('First re-check interval while queued for admission (a signal is the fast path).', 60).optional(),
   admissionRecheckMaxSeconds: seconds('The interval the re-check backs off to, doubling from admissionRecheckSeconds.', 1800).optional(),
   admissionRechecksPerRun: z
@@ -36,6 +38,8 @@ export type ResolvedTrajectoryTimeouts = { [K in keyof TrajectoryTimeouts]-?: nu
 export const DEFAULT_TRAJECTORY_TIMEOUTS: ResolvedTrajectoryTimeouts = {
   generateHeartbeatSeconds: 20,
   generateStartToCloseSeconds: 1800,
+  environmentStepSeconds: 300,
+  environmentHeartbeatSeconds: 10,
   admissionRecheckSeconds: 60,
   admissionRecheckMaxSeconds: 1800,
   admissionRechecksPerRun: 100,

@@ -6,8 +6,11 @@ export type TurnVerdict = VerdictStatus | CodeVerdictStatus;
 
 export type FinishReason = 'stop' | 'length' | 'abort';
 
-/** Why a trajectory's turn loop ended: all turns ran, early stop on success, or the context window ran out. */
-export type EndReason = 'turns' | 'early_stop' | 'context_exhausted';
+/**
+ * Why a trajectory's turn loop ended: all turns ran, early stop on success, the context window ran out, or the
+ * environment ended the episode (release 5).
+ */
+export type EndReason = 'turns' | 'early_stop' | 'context_exhausted' | 'done';
 
 /** What the workflow keeps of one turn: counts and references, never the tokens themselves. */
 export interface TurnRecord {
@@ -19,8 +22,13 @@ export interface TurnRecord {
   finishReason: FinishReason;
   versionStart: number;
   versionEnd: number;
-  verdict: TurnVerdict;
+  /** The judge's verdict for math and code; an environment's own label otherwise. */
+  verdict: TurnVerdict | (string & {});
   success: boolean;
+  /** The environment's reward before shaping (release 5; earlier turns: +1 on success, −1 otherwise). */
+  reward?: number;
+  /** The environment ended the episode with this turn (release 5). */
+  done?: boolean;
   /** Tokens appended after this turn's output (end-of-turn token when cut off, then the feedback user turn). */
   feedbackLen: number;
   /** Tokens carried over from a dead attempt's checkpoint instead of being generated again (absent: none). */

@@ -1,9 +1,12 @@
 import type { TrajectoryDetails } from './trajectory-details.js';
+import { compactJson } from './compact-json.js';
+import { environmentReward } from './pages/observations.js';
 
 /** The trajectory page as plain text, for `ratchet show`: the same conversation, turn by turn. */
 export function conversationText(details: TrajectoryDetails): string {
   const { view } = details;
   const lines = [`trajectory ${view.trajectoryId}  (${view.status}${view.qid ? `, qid ${view.qid}` : ''}${view.groupId ? `, group ${view.groupId}` : ''})`];
+  if (view.environment !== null) lines.push(`environment: ${view.environment}`);
   lines.push(`Temporal: ${details.temporalStatus}`);
   if (details.agreement.verdict === 'disagree') lines.push(`Temporal and Postgres disagree: ${details.agreement.reason}`);
   if (details.temporalUrl) lines.push(`Temporal UI: ${details.temporalUrl}`);
@@ -15,6 +18,11 @@ export function conversationText(details: TrajectoryDetails): string {
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
     lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
     if (turn.verdictDetail) lines.push(`judge: ${turn.verdictDetail}`);
+    if (turn.observations !== null) {
+      for (const message of turn.observations) lines.push(`[${message.role}] ${message.content}`);
+      lines.push(`environment reward ${environmentReward(turn.environmentReward)} · done ${turn.done === null ? '–' : turn.done ? 'yes' : 'no'}`
+        + (turn.info && Object.keys(turn.info).length > 0 ? ` · info ${compactJson(turn.info)}` : ''));
+    }
     if (turn.feedbackText !== null) lines.push(`feedback: ${turn.feedbackText.trim()}`);
     // The last turn's feedback is rendered for its verdict but never appended: the loop ended (src/trajectory/packing.ts).
     if (turn.feedbackText !== null && t === view.turns.length - 1 && (view.status === 'completed' || view.status === 'failed')) {

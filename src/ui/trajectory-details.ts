@@ -39,6 +39,8 @@ export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelToken
   ]);
   // A trajectory still running has no stored row: its qid comes from its group or its workflow's input.
   if (view.qid === null && problem?.qid) view.qid = problem.qid;
+  // Nor its environment: the row names it once stored; until then (and for rows from before environments) the request does.
+  if (view.environment === null && problem) view.environment = problem.environment;
   return {
     view, problem, live,
     promptText: view.promptText ?? (view.promptIds.length > 0 ? tokenizer.decodeAll(view.promptIds) : ''),

@@ -16,6 +16,8 @@ export interface WorkflowProblem {
   qid: string | null;
   problem: string;
   gold: string[];
+  /** The environment the request names; for a request from before environments, math, or code for a code task. */
+  environment: string;
 }
 
 export function temporalLink(access: TemporalAccess | undefined, trajectoryId: string): string | null {
@@ -30,9 +32,12 @@ export async function loadWorkflowProblem(access: TemporalAccess | undefined, tr
     const history = await access.client.workflow.getHandle(trajectoryId).fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     if (!payload) return null;
-    const request = defaultPayloadConverter.fromPayload<{ qid?: unknown; problem?: unknown; gold?: unknown }>(payload);
+    const request = defaultPayloadConverter.fromPayload<{ qid?: unknown; problem?: unknown; gold?: unknown; environment?: unknown; code?: unknown }>(payload);
     if (typeof request?.problem !== 'string') return null;
-    return { qid: typeof request.qid === 'string' ? request.qid : null, problem: request.problem, gold: Array.isArray(request.gold) ? request.gold.map(String) : [] };
+    return {
+      qid: typeof request.qid === 'string' ? request.qid : null, problem: request.problem, gold: Array.isArray(request.gold) ? request.gold.map(String) : [],
+      environment: typeof request.environment === 'string' ? request.environment : request.code ? 'code' : 'math',
+    };
   } catch {
     // Not found (retention expired, started elsewhere) or unreachable: the page shows what Postgres has.
     return null;

@@ -1,6 +1,7 @@
 import { Worker, type NativeConnection, type WorkflowBundleOption } from '@temporalio/worker';
 import type pg from 'pg';
 import type { CodeSandboxPool } from '../code/index.js';
+import type { Environment } from '../environments/environment.js';
 import { createCpuActivities } from '../activities/index.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
@@ -15,6 +16,8 @@ export interface CpuWorkerDeps {
   verifier: VerifierPool;
   /** Where code answers run, like the verifier: one pool per worker process, injected. */
   sandbox: CodeSandboxPool;
+  /** The user's own environments, run in-process beside the built-in ones (math, code, math-python-tool). */
+  environments?: readonly Environment[];
   taskQueue?: string;
   /**
    * Trajectory workflows kept in memory between their steps (about 1.5 MB each). The SDK's default sizes the

@@ -7,12 +7,13 @@ import type { CpuActivities, GpuActivities } from '../activities/index.js';
 import type { PersistFailureResult } from '../activities/persist.js';
 import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
-import { returnsToGo, shapeReward } from '../trajectory/rewards.js';
+import { returnsToGo, shapeEnvironmentReward, shapeReward } from '../trajectory/rewards.js';
 import { samplingOf } from '../trajectory/sampling.js';
 import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
 import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
 import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
+import { episodeEnvironment } from './episode-environment.js';
 import { awaitAdmission, type QueuedContinuation, type RecheckSchedule } from './admission-gate.js';
 import { Patch } from './releases/patches.js';
 import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from '../temporal/search-attributes.js';
@@ -34,7 +35,8 @@ const sandboxed = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '12
 const failures = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
 
 /**
- * One trajectory: a math or code problem answered for up to N turns, each judged and answered with feedback.
+ * One trajectory: an episode of up to N turns in its environment (math, code, a tool or a game), each turn generated
+ * on the GPU queue and answered by the environment with observations and a reward.
  * `continued` is set when a queued trajectory continued as new to keep its history short.
  */
 export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
@@ -56,7 +58,12 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     heartbeatTimeout: `${timeouts.generateHeartbeatSeconds}s`,
     retry: { ...retry, maximumAttempts: 20 },
   });
-  const identity = { trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout };
+  // Release 5: the episode runs in the environment the request names (checked once, at the run's start).
+  const environment = patched(Patch.Environments) && checked.environment ? episodeEnvironment(request, checked.environment, options, timeouts) : undefined;
+  const identity = {
+    trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout,
+    ...(environment ? { environment: checked.environment!.name } : {}),
+  };
   const turns: TurnRecord[] = [];
   const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
   setHandler(stateQuery, () => state);
@@ -80,7 +87,9 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       state.phase = 'tokenizing';
       upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
     }
-    let { promptLen: contextLen } = await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem, code: request.code !== undefined });
+    let { promptLen: contextLen, state: environmentState } = environment
+      ? await environment.start()
+      : await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem, code: request.code !== undefined });
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       // `temperature` too: a GPU worker of an earlier release reads only that.
@@ -93,15 +102,23 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
         break;
       }
       state.phase = 'verifying';
-      const step = await (request.code ? sandboxed : cpu).environmentStep({
+      const step = environment ? await environment.step(turn, output.finishReason, environmentState) : await (request.code ? sandboxed : cpu).environmentStep({
         trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason),
         extraction: options.answerExtraction, ...(request.code ? { code: request.code } : {}),
       });
-      turns.push({ turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen });
+      environmentState = step.state;
+      turns.push({
+        turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen,
+        ...(environment ? { reward: step.reward, done: step.done } : {}),
+      });
       contextLen += output.outputLen + step.feedbackLen;
 
       Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
       reportProgress(header, turns, options.turns);
+      if (environment && step.done) {
+        endReason = 'done';
+        break;
+      }
       if (options.earlyStop && step.success) {
         endReason = 'early_stop';
         break;
@@ -140,7 +157,10 @@ function completed(
 }
 
 function shapedRewards(turns: TurnRecord[], options: RolloutOptions): { rawRewards: number[]; rewards: number[] } {
-  const rawRewards = turns.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
+  // Release 5 keeps the environment's reward with each turn; earlier turns were ±1 by success (the same values for math).
+  const rawRewards = turns.map((t) => (t.reward === undefined
+    ? shapeReward(t.success, options.rewardBias, options.rewardScaling)
+    : shapeEnvironmentReward(t.reward, options.rewardBias, options.rewardScaling)));
   return { rawRewards, rewards: returnsToGo(rawRewards, options.discount) };
 }
 

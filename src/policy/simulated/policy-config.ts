@@ -30,6 +30,26 @@ export interface SimulatedPolicyConfig {
    * `--logprobs-mode processed_logprobs`; `raw`, the model's own whatever the sampling, as vLLM by default.
    */
   logprobs?: LogprobsMode;
+  /**
+   * Capacity of its prefix cache in tokens, as vLLM's automatic prefix caching (prefix-cache.ts): a prompt that
+   * extends an earlier request's prompt and output is partly cached, reported as `cached_tokens` and on `/metrics`.
+   * Default DEFAULT_PREFIX_CACHE_TOKENS; 0 turns it off.
+   */
+  prefixCacheTokens?: number;
+  /**
+   * Prefill speed, prompt tokens per second: before its first token a request waits its uncached prompt tokens
+   * at this speed. Default 0: prefill takes no time, cached or not.
+   */
+  prefillTokensPerSecond?: number;
+}
+
+/** About what an 80 GB GPU holds for a 7B model's KV cache. */
+export const DEFAULT_PREFIX_CACHE_TOKENS = 2_000_000;
+
+/** How long a prompt with `uncachedTokens` not in the prefix cache takes to prefill, in ms. */
+export function prefillMs(config: SimulatedPolicyConfig, uncachedTokens: number): number {
+  const speed = config.prefillTokensPerSecond ?? 0;
+  return speed > 0 ? (uncachedTokens / speed) * 1000 : 0;
 }
 
 export const DEFAULT_SIMULATED_POLICY: Omit<SimulatedPolicyConfig, 'faults'> = {

@@ -19,6 +19,11 @@ export interface SimulatedPolicyStats {
   /** Streams ended by `/abort_request` or a weight update. */
   aborted: number;
   inFlight: number;
+  /** Prompt tokens of the requests it started generating for (vLLM's `prompt_tokens_total`). */
+  promptTokens: number;
+  /** Prompt tokens looked up in the prefix cache, and those found there (none while it is off), as vLLM counts them. */
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
   faults: Record<string, number>;
   weightVersion: number;
   /** The latest requests, oldest first (at most RECENT_REQUESTS). */
@@ -28,7 +33,7 @@ export interface SimulatedPolicyStats {
 const RECENT_REQUESTS = 64;
 
 export function emptyStats(): SimulatedPolicyStats {
-  return { requests: 0, completed: 0, generatedTokens: 0, aborted: 0, inFlight: 0, faults: {}, weightVersion: 0, recent: [] };
+  return { requests: 0, completed: 0, generatedTokens: 0, aborted: 0, inFlight: 0, promptTokens: 0, prefixCacheQueries: 0, prefixCacheHits: 0, faults: {}, weightVersion: 0, recent: [] };
 }
 
 /** Starts the record of a request, keeping only the latest few so a long-running server stays small. */

@@ -5,7 +5,9 @@ import { drawFault, faultSchema, type Faults } from './faults.js';
 import { AnswerBook, simulateGeneration, type SimulatedGeneration } from './generation.js';
 import { LiveStreams } from './live-streams.js';
 import { emptyStats, recordRequest, type SimulatedPolicyStats, type SimulatedRequestRecord } from './policy-stats.js';
-import { contextRandom, requestRandom, seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
+import { contextRandom, DEFAULT_PREFIX_CACHE_TOKENS, prefillMs, requestRandom, seededRandom, type SimulatedPolicyConfig } from './policy-config.js';
+import { PrefixCache } from './prefix-cache.js';
+import { prometheusText, SIMULATED_MODEL_NAME } from './prometheus-metrics.js';
 import { abortRequest, contextTooLong, generateRequest, updateWeightsRequest, wireSampling } from './protocol.js';
 import { readBody, reply, sleepUnlessClosed } from './http-io.js';
 import { streamGeneration } from './stream-response.js';
@@ -23,7 +25,9 @@ export interface RunningSimulatedPolicy {
  * The simulated policy: an honest stand-in for a GPU inference server. It speaks SGLang's native protocol
  * (`POST /generate` with `input_ids`, `sampling_params`, `return_logprob`, `stream`, `rid`; `/abort_request`;
  * `/update_weights_from_disk`), answers with real tokenizer tokens after a delay set by its decode speed, and
- * injects faults on request (`POST /ratchet/faults`).
+ * injects faults on request (`POST /ratchet/faults`). A prefix cache like vLLM's (prefix-cache.ts) remembers the
+ * prompts and outputs it served: a prompt's cached tokens are reported in `meta_info.cached_tokens` and on
+ * `GET /metrics` as vLLM's `vllm:prefix_cache_*` counters, and only its uncached tokens cost prefill time.
  */
 export async function startSimulatedPolicy(
   tokenizer: ModelTokenizer, book: AnswerBook, config: SimulatedPolicyConfig, listen: { host?: string; port?: number } = {},
@@ -32,6 +36,7 @@ export async function startSimulatedPolicy(
   let faults = config.faults;
   const stats = emptyStats();
   const live = new LiveStreams();
+  const prefixCache = new PrefixCache(config.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS);
 
   const server = http.createServer((request, response) => {
     void route(request, response).catch((error: Error) => {
@@ -46,11 +51,15 @@ export async function startSimulatedPolicy(
     if (request.method === 'GET' && (path === '/health' || path === '/health_generate')) return reply(response, faults.unhealthy ? 503 : 200, {});
     if (request.method === 'GET' && path === '/get_model_info') {
       return reply(response, 200, {
-        model_path: 'ratchet/simulated-policy', tokenizer_path: tokenizer.directory, is_generation: true,
+        model_path: SIMULATED_MODEL_NAME, tokenizer_path: tokenizer.directory, is_generation: true,
         weight_version: String(stats.weightVersion), context_length: config.contextWindow,
       });
     }
     if (request.method === 'GET' && path === '/ratchet/stats') return reply(response, 200, stats);
+    if (request.method === 'GET' && path === '/metrics') {
+      response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+      return void response.end(prometheusText(stats));
+    }
     const body = await readBody(request);
     if (request.method === 'POST' && path === '/ratchet/faults') {
       const parsed = faultSchema.partial().safeParse(body);
@@ -112,21 +121,39 @@ export async function startSimulatedPolicy(
     }
     stats.inFlight += 1;
     try {
+      // Scheduled: vLLM finds the cached prefix and caches the prompt's blocks as it allocates them, so a request
+      // arriving while this one runs shares them too.
+      const prompt = cachedPrompt(inputIds);
       const request = { maxNewTokens: sampling.max_new_tokens, sampling: wireSampling(sampling), topLogprobs };
       const generation = simulateGeneration(tokenizer, book, config, inputIds, request, draws);
-      if (stream) return await streamed(generation, inputIds.length, fault === 'drop', record, response);
-      await whole(generation, inputIds.length, fault === 'drop', record, response);
+      if (stream) return await streamed(generation, prompt, fault === 'drop', record, response);
+      await whole(generation, prompt, fault === 'drop', record, response);
     } finally {
       stats.inFlight -= 1;
+      // Every token it computed stays cached: all it sent but the last, which was sampled and never fed back.
+      if (record.sentIds.length > 1) prefixCache.insert([...inputIds, ...record.sentIds.slice(0, -1)]);
     }
   }
 
-  async function streamed(generation: SimulatedGeneration, promptTokens: number, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
+  /** Looks the prompt up in the prefix cache and caches it, counting as vLLM does. */
+  function cachedPrompt(inputIds: number[]): PromptPrefill {
+    const cachedTokens = prefixCache.lookup(inputIds);
+    prefixCache.insert(inputIds);
+    stats.promptTokens += inputIds.length;
+    if (prefixCache.enabled) {
+      stats.prefixCacheQueries += inputIds.length;
+      stats.prefixCacheHits += cachedTokens;
+    }
+    return { promptTokens: inputIds.length, cachedTokens, prefillMs: prefillMs(config, inputIds.length - cachedTokens) };
+  }
+
+  async function streamed(generation: SimulatedGeneration, prompt: PromptPrefill, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
     const stream = live.open(record.rid);
     try {
       const chunkTokens = Math.max(1, config.chunkTokens ?? 8);
       record.end = await streamGeneration(response, {
-        generation, promptTokens, chunkTokens, tokensPerSecond: config.tokensPerSecond, latencyMs: faults.latencyMs,
+        generation, promptTokens: prompt.promptTokens, cachedTokens: prompt.cachedTokens, chunkTokens,
+        tokensPerSecond: config.tokensPerSecond, latencyMs: faults.latencyMs + prompt.prefillMs,
         incremental: config.incrementalStreamingOutput ?? false,
         ...(drop ? { dropAfterChunks: Math.floor(Math.ceil(generation.outputIds.length / chunkTokens) / 2) } : {}),
         version: () => stats.weightVersion,
@@ -144,9 +171,9 @@ export async function startSimulatedPolicy(
     }
   }
 
-  /** The non-streaming answer: one JSON body after the whole decode time. */
-  async function whole(generation: SimulatedGeneration, promptTokens: number, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
-    const decodeMs = faults.latencyMs + (generation.outputIds.length / config.tokensPerSecond) * 1000;
+  /** The non-streaming answer: one JSON body after the whole prefill and decode time. */
+  async function whole(generation: SimulatedGeneration, prompt: PromptPrefill, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
+    const decodeMs = faults.latencyMs + prompt.prefillMs + (generation.outputIds.length / config.tokensPerSecond) * 1000;
     if (!(await sleepUnlessClosed(decodeMs, response))) return void (record.end = 'disconnect');
     stats.generatedTokens += generation.outputIds.length;
     if (drop) {
@@ -166,8 +193,9 @@ export async function startSimulatedPolicy(
       meta_info: {
         id: record.rid,
         finish_reason: generation.finishReason,
-        prompt_tokens: promptTokens,
+        prompt_tokens: prompt.promptTokens,
         completion_tokens: generation.outputIds.length,
+        cached_tokens: prompt.cachedTokens,
         output_token_logprobs: generation.outputIds.map((id, i) => [generation.logprobs[i], id, null]),
         ...(generation.topLogprobs ? { output_top_logprobs: generation.topLogprobs.map((top) => top.map(([logprob, id]) => [logprob, id, null])) } : {}),
         weight_version: String(stats.weightVersion),
@@ -190,6 +218,15 @@ export async function startSimulatedPolicy(
       server.close(() => resolve());
     }),
   };
+}
+
+/** A request's prompt as the prefix cache saw it. */
+interface PromptPrefill {
+  promptTokens: number;
+  /** Leading prompt tokens found in the prefix cache. */
+  cachedTokens: number;
+  /** How long the uncached rest takes to prefill (0 unless `prefillTokensPerSecond` is set). */
+  prefillMs: number;
 }
 
 export { AnswerBook };

@@ -6,8 +6,11 @@ import type { WireFinishReason } from './protocol.js';
 export interface StreamPlan {
   generation: SimulatedGeneration;
   promptTokens: number;
+  /** Leading prompt tokens found in the prefix cache (SGLang's `meta_info.cached_tokens`). */
+  cachedTokens: number;
   chunkTokens: number;
   tokensPerSecond: number;
+  /** The wait before the first token: injected latency and prefill. */
   latencyMs: number;
   incremental: boolean;
   /** Drop fault: destroy the socket after this many chunks. */
@@ -72,7 +75,7 @@ function chunkBody(plan: StreamPlan, start: number, end: number, finish: WireFin
       finish_reason: finish,
       prompt_tokens: plan.promptTokens,
       completion_tokens: end,
-      cached_tokens: 0,
+      cached_tokens: plan.cachedTokens,
       output_token_logprobs: ids.map((id, i) => [plan.generation.logprobs[from + i], id, null]),
       ...(plan.generation.topLogprobs
         ? { output_top_logprobs: plan.generation.topLogprobs.slice(from, end).map((top) => top.map(([logprob, id]) => [logprob, id, null])) }

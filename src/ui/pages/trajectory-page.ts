@@ -3,6 +3,7 @@ import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, typ
 import { trajectoryStamp, type TrajectoryDetails } from '../trajectory-details.js';
 import type { TrajectoryView, TurnView } from '../../store/trajectory-view.js';
 import { verdictDetailParts } from '../verdict-detail.js';
+import { observationsSection } from './observations.js';
 import type { WorkflowDescription } from '../workflow-lookup.js';
 import type { AnswerParts } from '../answer-parts.js';
 import { versionStrip } from './version-strip.js';
@@ -19,7 +20,7 @@ export function trajectoryPage(details: TrajectoryDetails): Html {
 <h1>Trajectory <code>${id}</code></h1>
 <p><span class="status ${view.status}" id="trajectory-status">${view.status}</span>
  · Temporal <span class="status ${workflowClass(details.temporalStatus)}" id="workflow-status">${details.temporalStatus}</span>
- · qid <b>${view.qid ?? '–'}</b>${known && id.includes('/') ? html` · run <a href="${runHref(id.split('/')[0]!)}">${id.split('/')[0]}</a>` : ''}
+ · qid <b>${view.qid ?? '–'}</b>${environmentPart(view, known)}${known && id.includes('/') ? html` · run <a href="${runHref(id.split('/')[0]!)}">${id.split('/')[0]}</a>` : ''}
  ${known && group ? html` · group <a href="${groupHref(group)}">${group}</a>` : ''}
  ${view.layout ? html` · layout ${view.layout}` : ''}${view.staleness !== null ? html` · staleness ${view.staleness}` : ''}
  ${details.temporalUrl && known ? html` · <a id="temporal-link" href="${details.temporalUrl}" target="_blank" rel="noreferrer">open in Temporal UI</a>` : ''}</p>
@@ -29,7 +30,7 @@ ${view.status === 'unknown' ? '' : workflowPanel(details.workflow, details.tempo
 ${details.problem ? html`<h2>Problem</h2><pre id="problem">
 ${details.problem.problem}</pre>${goldLine(details.problem.gold)}` : ''}
 <details><summary>Rendered prompt (${view.promptIds.length} tokens)</summary><pre>${details.promptText}</pre></details>
-${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!, feedbackLabel(view, t)))}
+${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!, view, t))}
 ${view.generating ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${view.generating.attempt}, ${view.generating.ids.length} tokens so far)</h3>
 <pre>${details.generatingText}</pre>${versionStrip(view.generating.versions)}</div>` : ''}
 ${details.live ? html`<p class="muted" id="live-phase">Workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}</p>` : ''}`;
@@ -76,13 +77,23 @@ function goldLine(gold: string[]): Html {
   return html`<p>Gold answer: <b id="gold">${gold.join(' | ')}</b></p>`;
 }
 
-/** Where turn t's feedback went: into the next turn's context, or nowhere (the last turn of a finished trajectory). */
-function feedbackLabel(view: TrajectoryView, t: number): string {
-  if (t < view.turns.length - 1 || view.generating) return `Feedback (appended as tokens before turn ${t + 2}):`;
+/**
+ * Where turn t's feedback (`Feedback`, a turn from before environments) or observations went: into the next turn's
+ * context, or nowhere (the last turn of a finished trajectory).
+ */
+export function feedbackLabel(view: TrajectoryView, t: number, noun = 'Feedback'): string {
+  if (t < view.turns.length - 1 || view.generating) return `${noun} (appended as tokens before turn ${t + 2}):`;
   if (view.status === 'completed' || view.status === 'failed') {
-    return 'Feedback for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):';
+    return `${noun} for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):`;
   }
-  return `Feedback (appended before turn ${t + 2} if the trajectory goes on):`;
+  return `${noun} (appended before turn ${t + 2} if the trajectory goes on):`;
+}
+
+/** The environment the trajectory runs in: the row's, else the request's; unknown (no row, no Temporal) says so. */
+function environmentPart(view: TrajectoryView, known: boolean): Html | string {
+  if (view.environment !== null) return html` · environment <b id="environment">${view.environment}</b>`;
+  if (!known) return '';
+  return html` · environment <b id="environment" title="stored before environments, or its request is not at hand: math, or code for a code task">–</b>`;
 }
 
 /** A red flag when Temporal and the row tell different stories now, or did when the controller's sweep compared them. */
@@ -127,7 +138,7 @@ function unknownLine(temporalStatus: string): Html {
 
 const CLOSED = new Set(['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut']);
 
-function turnSection(id: string, turn: TurnView, answer: AnswerParts, feedback: string): Html {
+function turnSection(id: string, turn: TurnView, answer: AnswerParts, view: TrajectoryView, t: number): Html {
   return html`<section class="turn" data-turn="${turn.turn}">
 <h3>Turn ${turn.turn + 1} <span class="verdict ${turn.verdict ?? ''}">${turn.verdict ?? 'not verified yet'}</span>
  <span class="muted">· ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'} · context ${turn.contextLen}
@@ -139,8 +150,7 @@ ${answer.answer}</pre>
 ${turn.extractedAnswer?.includes('\n') ? html`<p>Extracted answer (the code that ran):</p><pre class="extracted">
 ${turn.extractedAnswer}</pre>` : html`<p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>`}
 ${turn.verdictDetail ? detailSection(turn.verdictDetail) : ''}
-${turn.feedbackText !== null ? html`<p class="muted feedback-label">${feedback}</p><pre class="feedback">
-${turn.feedbackText}</pre>` : ''}
+${observationsSection(turn, feedbackLabel(view, t, turn.observations === null ? 'Feedback' : 'Observations'))}
 ${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
 </section>`;
 }

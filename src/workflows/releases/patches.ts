@@ -27,4 +27,11 @@ export const Patch = {
    * the workflow as the row says: completed, or failed with the row's type and class. Release 4.
    */
   StoredOutcome: 'stored-outcome',
+  /**
+   * The episode runs in the environment the request names: its reset gives the first messages, its step the
+   * observations, reward and `done` of each turn; an environment no CPU worker runs is called on its own task queue
+   * (`ratchet-env-<name>`). Rewards are shaped from the environment's reward. Checked once per run, at its start.
+   * Release 5.
+   */
+  Environments: 'environments',
 } as const;
