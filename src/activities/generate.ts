@@ -28,6 +28,12 @@ export interface GenerateInput {
   temperature?: number;
   /** Absent in histories recorded before it existed: then `temperature` with the seed's other parameters. */
   sampling?: SamplingParameters;
+  /**
+   * Added to Temporal's attempt number (release 5): a turn that falls back from its server's own task queue to the
+   * shared one is a new activity whose attempts restart at 1, yet must count as newer than every attempt before it,
+   * so that it claims (and resumes from) their checkpoint and fences them off.
+   */
+  attemptBase?: number;
 }
 
 export interface GenerateResult {
@@ -39,6 +45,8 @@ export interface GenerateResult {
   contextExhausted?: boolean;
   /** Tokens carried over from a dead attempt's checkpoint instead of being generated again. */
   resumedTokens?: number;
+  /** The task queue of the worker that answered: its server holds this trajectory's prefix now (release 5). */
+  affinityQueue?: string;
 }
 
 /**
@@ -49,22 +57,23 @@ export interface GenerateResult {
  */
 export function generateActivity(
   pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number,
-  servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED),
+  servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED), affinityQueue?: string,
 ) {
   const deps = { pool, backend, currentVersion, heartbeatIntervalMs, servedLogprobs };
+  const answeredHere = affinityQueue === undefined ? {} : { affinityQueue };
   return async function generate(input: GenerateInput): Promise<GenerateResult> {
     const context = Context.current();
-    const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt };
+    const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: (input.attemptBase ?? 0) + context.info.attempt };
     return classified(async () => {
       try {
-        return await generateTurn(deps, input, context, key);
+        return { ...await generateTurn(deps, input, context, key), ...answeredHere };
       } catch (error) {
         // No prompt to read or no checkpoint to claim: the trajectory may have been stored meanwhile (this attempt
         // is stale: its worker stalled), and then the stored turn is the answer (src/workflows/RE-RUNS.md).
         if (!(error instanceof NoStoredPrompt || isSuperseded(error))) throw error;
         const stored = await storedGeneration(pool, input);
         if (!stored) throw error;
-        return stored;
+        return { ...stored, ...answeredHere };
       }
     });
   };
@@ -119,7 +128,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
   const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
   const { output, finishReason } = await superseded(generateResumable(backend, {
     context: inputIds, maxNewTokens: budget, sampling,
-    requestId: `${input.trajectoryId}/${input.turn}/${context.info.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
+    requestId: `${input.trajectoryId}/${input.turn}/${key.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
   }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
     // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
     await checkpoint.settle().catch(() => undefined);
@@ -133,7 +142,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
     resumedTokens: resumed.ids.length,
   };
   await saveTurnOutput(pool, {
-    trajectoryId: input.trajectoryId, turn: input.turn, attempt: context.info.attempt, contextLen: inputIds.length,
+    trajectoryId: input.trajectoryId, turn: input.turn, attempt: key.attempt, contextLen: inputIds.length,
     outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: output.versions, ...result,
   });
   if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);

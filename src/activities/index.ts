@@ -41,8 +41,10 @@ export function createCpuActivities(deps: {
 /** Activities of the GPU worker: generation only, on its own task queue. */
 export function createGpuActivities(deps: {
   pool: pg.Pool; backend: InferenceBackend; currentVersion: () => number; heartbeatIntervalMs: number; servedLogprobs?: () => Promise<ServedLogprobs>;
+  /** The worker's own task queue, reported with each turn so the trajectory's next turn asks for it. */
+  affinityQueue?: string;
 }) {
-  return { generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs, deps.servedLogprobs) };
+  return { generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs, deps.servedLogprobs, deps.affinityQueue) };
 }
 
 export type CpuActivities = ReturnType<typeof createCpuActivities>;

@@ -15,8 +15,9 @@ export const rolloutOptionsSchema = z.strictObject({
     .meta({ description: 'Stop after the first correct turn (AReaL-lite behaviour); off in the seed.', default: false }),
   discount: z.number(rule('must be in (0, 1]')).gt(0).max(1)
     .meta({ description: 'γ in the returns-to-go R_t = r_t + γ·R_{t+1}.', default: 1 }),
-  rewardScaling: z.number(rule('must be finite')).meta({ description: 'The scaling in r_t = ((success_t − 0.5)·2 − bias)·scaling.', default: 1 }),
-  rewardBias: z.number(rule('must be finite')).meta({ description: 'The bias in r_t = ((success_t − 0.5)·2 − bias)·scaling.', default: 0 }),
+  rewardScaling: z.number(rule('must be finite'))
+    .meta({ description: 'The scaling in r_t = (reward_t − bias)·scaling, reward_t the environment\'s (math and code: +1 correct, −1 otherwise, the seed\'s ((success_t − 0.5)·2).', default: 1 }),
+  rewardBias: z.number(rule('must be finite')).meta({ description: 'The bias in r_t = (reward_t − bias)·scaling.', default: 0 }),
   maxNewTokens: z.number(rule('must be a positive integer')).int().min(1)
     .meta({ description: 'Per-turn token budget, counted from the turn\'s start.', default: 1024 }),
   // The sampling parameters (src/trajectory/sampling.ts): each is sent on every request, stored and exported.
@@ -42,6 +43,12 @@ export const rolloutOptionsSchema = z.strictObject({
         + 'or `math-verify` (also the last expression of unmarked prose, as Math-Verify does). See src/verifier/POLICIES.md.',
       default: 'stated',
     }),
+  turnAffinity: z.boolean(rule('must be true or false'))
+    .meta({
+      description: 'Send each turn after the first to the inference server that generated the one before (its prefix is in that server\'s cache), '
+        + 'falling back to any server after `timeouts.affinityFallbackSeconds`. Off: every turn goes to the shared GPU queue.',
+      default: true,
+    }),
 });
 
 export type RolloutOptions = z.output<typeof rolloutOptionsSchema>;
@@ -57,6 +64,7 @@ export const DEFAULT_ROLLOUT_OPTIONS: RolloutOptions = {
   ...DEFAULT_SAMPLING,
   layout: 'seed',
   answerExtraction: 'stated',
+  turnAffinity: true,
 };
 
 /** Fills defaults and rejects values the seed's semantics cannot mean. Throws a plain Error naming each field. */

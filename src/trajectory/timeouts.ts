@@ -15,6 +15,7 @@ const seconds = (description: string, fallback: number) => z
 export const trajectoryTimeoutsSchema = z.strictObject({
   generateHeartbeatSeconds: seconds('How soon a dead GPU worker is noticed during generation.', 20).optional(),
   generateStartToCloseSeconds: seconds('The longest one generation attempt may take.', 1800).optional(),
+  affinityFallbackSeconds: seconds('How long a turn waits for the server that generated the trajectory\'s previous turn (it holds the prefix) before any server may take it.', 2).optional(),
   environmentStepSeconds: seconds('The longest one reset or step of an environment served on its own task queue may take (per attempt).', 300).optional(),
   environmentHeartbeatSeconds: seconds('How soon a dead environment worker is noticed during a reset or step (its worker heartbeats).', 10).optional(),
   admissionRecheckSeconds: seconds('First re-check interval while queued for admission (a signal is the fast path).', 60).optional(),
@@ -38,6 +39,7 @@ export type ResolvedTrajectoryTimeouts = { [K in keyof TrajectoryTimeouts]-?: nu
 export const DEFAULT_TRAJECTORY_TIMEOUTS: ResolvedTrajectoryTimeouts = {
   generateHeartbeatSeconds: 20,
   generateStartToCloseSeconds: 1800,
+  affinityFallbackSeconds: 2,
   environmentStepSeconds: 300,
   environmentHeartbeatSeconds: 10,
   admissionRecheckSeconds: 60,

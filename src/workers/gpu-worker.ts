@@ -1,9 +1,11 @@
+import os from 'node:os';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
 import { createGpuActivities } from '../activities/index.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ServedLogprobs } from '../policy/logprob-verdict.js';
-import { GPU_TASK_QUEUE } from '../task-queues.js';
+import { GPU_TASK_QUEUE, serverTaskQueue } from '../task-queues.js';
+import { ServerSlots } from './server-slots.js';
 
 export interface GpuWorkerDeps {
   connection: NativeConnection;
@@ -20,22 +22,51 @@ export interface GpuWorkerDeps {
    */
   heartbeatIntervalMs?: number;
   taskQueue?: string;
+  /**
+   * Names this server's own task queue (turn affinity): by default this host and the server's address, so that
+   * every GPU worker in front of the same server polls the same queue, and a restarted one finds its trajectories.
+   */
+  serverName?: string;
+}
+
+/** The GPU worker's two Temporal workers: one on the shared queue, one on its server's own. */
+export interface GpuWorkers {
+  shared: Worker;
+  own: Worker;
+  ownQueue: string;
 }
 
 /**
- * The GPU worker: activity-only, generation on its own task queue, a fixed number of slots. `servedLogprobs` is
- * what the start-up probe finds the server's logprobs to be of; requests they would be wrong for are refused.
+ * The GPU worker: activity-only, generation for one inference server. It polls the shared GPU queue (first turns,
+ * and turns whose server is gone or full) and its server's own queue, where a trajectory's next turn is sent so that
+ * it finds its prefix in that server's cache; both share the server's slots (ServerSlots). `servedLogprobs` is what
+ * the start-up probe finds the server's logprobs to be of; requests they would be wrong for are refused.
  */
-export function createGpuWorker(deps: GpuWorkerDeps & { servedLogprobs: () => Promise<ServedLogprobs> }): Promise<Worker> {
-  return Worker.create({
+export async function createGpuWorkers(deps: GpuWorkerDeps & { servedLogprobs: () => Promise<ServedLogprobs> }): Promise<GpuWorkers> {
+  const ownQueue = serverTaskQueue(deps.serverName ?? defaultServerName(deps.backend.url));
+  const activities = createGpuActivities({ ...deps, heartbeatIntervalMs: heartbeatInterval(deps), affinityQueue: ownQueue });
+  const slots = new ServerSlots(deps.slots);
+  const options = {
     connection: deps.connection,
     namespace: deps.namespace,
-    taskQueue: deps.taskQueue ?? GPU_TASK_QUEUE,
-    activities: createGpuActivities({ ...deps, heartbeatIntervalMs: heartbeatInterval(deps) }),
-    maxConcurrentActivityTaskExecutions: deps.slots,
+    activities,
     // The SDK otherwise holds heartbeats back for up to 80% of the heartbeat timeout.
     maxHeartbeatThrottleInterval: heartbeatInterval(deps),
-  });
+  };
+  const shared = await Worker.create({ ...options, taskQueue: deps.taskQueue ?? GPU_TASK_QUEUE, tuner: slots.sharedTuner() });
+  const own = await Worker.create({ ...options, taskQueue: ownQueue, tuner: slots.ownTuner() });
+  return { shared, own, ownQueue };
+}
+
+/** This host and the server's address: the server's cache is what a trajectory has affinity to. */
+export function defaultServerName(serverUrl: string): string {
+  let address = serverUrl;
+  try {
+    address = new URL(serverUrl).host;
+  } catch {
+    // A backend with no URL of its own (a test's scripted server) is named as given.
+  }
+  return `${os.hostname()}/${address}`;
 }
 
 function heartbeatInterval(deps: GpuWorkerDeps): number {

@@ -1,6 +1,6 @@
 import type { Worker } from '@temporalio/worker';
 import { log } from '../logging.js';
-import { createGpuWorker, type GpuWorkerDeps } from './gpu-worker.js';
+import { createGpuWorkers, type GpuWorkerDeps } from './gpu-worker.js';
 import { probeInBackground } from './logprob-probe-run.js';
 
 export interface HealthGateOptions {
@@ -25,17 +25,23 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
       continue;
     }
     const probe = new AbortController();
-    const worker: Worker = await createGpuWorker({ ...deps, servedLogprobs: probeInBackground(deps.backend, intervalMs, probe.signal) });
+    const { shared, own } = await createGpuWorkers({ ...deps, servedLogprobs: probeInBackground(deps.backend, intervalMs, probe.signal) });
+    const workers: Worker[] = [shared, own];
+    const shutdown = () => { for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown(); };
     const watch = setInterval(() => {
       void deps.backend.health().then((healthy) => {
-        if (!healthy && worker.getState() === 'RUNNING') {
+        if (!healthy && workers.some((worker) => worker.getState() === 'RUNNING')) {
           log.warn({ server: deps.backend.url }, 'inference server unhealthy: GPU worker stops taking tasks until it recovers');
-          worker.shutdown();
+          shutdown();
         }
       });
     }, intervalMs);
-    const running = worker.run();
-    const onAbort = () => { if (worker.getState() === 'RUNNING') worker.shutdown(); };
+    // Either worker stopping (a failure, or the health check) stops the other: they serve one server together.
+    const running = Promise.allSettled(workers.map((worker) => worker.run().finally(shutdown))).then((ends) => {
+      const failed = ends.find((end) => end.status === 'rejected');
+      if (failed) throw failed.reason;
+    });
+    const onAbort = shutdown;
     // A stop that came while the worker was being created fires no event on the already-aborted signal.
     if (stopped()) onAbort();
     else options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -14,6 +14,7 @@ import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
 import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
 import { episodeEnvironment } from './episode-environment.js';
+import { turnGenerator } from './turn-affinity.js';
 import { awaitAdmission, type QueuedContinuation, type RecheckSchedule } from './admission-gate.js';
 import { Patch } from './releases/patches.js';
 import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from '../temporal/search-attributes.js';
@@ -51,6 +52,10 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const { options, timeouts } = checked;
   // Options an earlier release resolved hold only the temperature; the seed's values fill the rest.
   const sampling = samplingOf(options);
+  // Release 5: each turn after the first goes to the server that generated the one before (src/workflows/turn-affinity.ts).
+  const affinity = patched(Patch.TurnAffinity);
+  const onServer = affinity && options.turnAffinity !== false ? turnGenerator(timeouts) : undefined;
+  let previousQueue: string | undefined;
   // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
   const gpu = proxyActivities<GpuActivities>({
     taskQueue: GPU_TASK_QUEUE,
@@ -93,9 +98,11 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       // `temperature` too: a GPU worker of an earlier release reads only that.
-      const output = await gpu.generate({
+      const generateInput = {
         trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling,
-      });
+      };
+      const output = onServer ? await onServer(generateInput, previousQueue) : await gpu.generate(generateInput);
+      previousQueue = output.affinityQueue;
       if (output.contextExhausted) {
         if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, FailureType.ContextExhausted);
         endReason = 'context_exhausted';

@@ -3,10 +3,10 @@ import { DEFAULT_ROLLOUT_OPTIONS, resolveRolloutOptions } from '../../src/trajec
 import { DEFAULT_SAMPLING, samplingOf } from '../../src/trajectory/sampling.js';
 
 describe('resolveRolloutOptions', () => {
-  it('defaults to the seed: 5 turns, no early stop, discount 1, scaling 1, bias 0, 1024 new tokens, T = 1 untruncated, seed layout, stated answers', () => {
+  it('defaults to the seed: 5 turns, no early stop, discount 1, scaling 1, bias 0, 1024 new tokens, T = 1 untruncated, seed layout, stated answers, turn affinity on', () => {
     expect(resolveRolloutOptions()).toEqual({
       turns: 5, earlyStop: false, discount: 1, rewardScaling: 1, rewardBias: 0, maxNewTokens: 1024,
-      temperature: 1, topP: 1, topK: -1, minP: 0, repetitionPenalty: 1, layout: 'seed', answerExtraction: 'stated',
+      temperature: 1, topP: 1, topK: -1, minP: 0, repetitionPenalty: 1, layout: 'seed', answerExtraction: 'stated', turnAffinity: true,
     });
     expect(resolveRolloutOptions({})).toEqual(DEFAULT_ROLLOUT_OPTIONS);
   });

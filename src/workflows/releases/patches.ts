@@ -34,4 +34,10 @@ export const Patch = {
    * Release 5.
    */
   Environments: 'environments',
+  /**
+   * Turn affinity: a turn after the first is sent to the task queue of the server that generated the one before (its
+   * prefix is in that server's cache), and to the shared GPU queue when no worker there starts it within
+   * `affinityFallbackSeconds`. Checked once per run, at its start. Release 5.
+   */
+  TurnAffinity: 'turn-affinity',
 } as const;
