@@ -22,3 +22,6 @@ export { RawLogprobsServer } from './policy/raw-logprobs-server.js';
 export { GroupMismatch, RunConfigMismatch } from './store/rollout-groups.js';
 export { FailureType, failureClassOf, type FailureClass, type TrajectoryFailure } from './trajectory/failure.js';
 export { redactUrl } from './secrets/redact-url.js';
+export {
+  EnvironmentFailure, type Environment, type EnvironmentStart, type EnvironmentTask, type JsonValue, type ObservationMessage, type StepResult, type TurnAction,
+} from './environments/environment.js';

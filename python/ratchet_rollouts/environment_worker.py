@@ -50,6 +50,9 @@ DATA_ERROR = "EnvironmentDataError"
 ENVIRONMENT_ERROR = "EnvironmentError"
 MAX_VERDICT_CHARS = 64
 DEFAULT_MAX_CONCURRENT = 100
+#: Seconds between heartbeats while a reset or step runs: the workflow's heartbeat timeout
+#: (`timeouts.environmentHeartbeatSeconds`, 10 s by default) notices a killed worker from their absence.
+HEARTBEAT_INTERVAL_S = 2.0
 
 _T = TypeVar("_T")
 
@@ -284,14 +287,50 @@ class EnvironmentActivities:
 
     @staticmethod
     async def _run(where: str, call: Callable[[], Awaitable[_T]]) -> _T:
-        """Runs the environment's own code, turning what it raises into the failure the workflow expects."""
+        """Runs the environment's own code, turning what it raises into the failure the workflow expects, and
+        heartbeats while it runs (see `heartbeating`)."""
         try:
-            return await call()
+            async with heartbeating():
+                return await call()
         except EnvironmentFailure as failure:
             data = failure.failure_class == "data"
             raise ApplicationError(failure.message, type=DATA_ERROR if data else ENVIRONMENT_ERROR, non_retryable=data) from failure
         except Exception as error:
             raise ApplicationError(f"{where} raised {type(error).__name__}: {error}", type=ENVIRONMENT_ERROR, non_retryable=False) from error
+
+
+class heartbeating:
+    """Heartbeats the running activity every `interval_s` seconds (and once at the start) until the block ends.
+
+    The workflow gives each reset and step a heartbeat timeout, so a worker that dies mid-step is noticed within
+    it, and the step retried on another worker, instead of after the whole start-to-close timeout. The heartbeats
+    come from a task on the worker's event loop: environment code that blocks the loop stops them too, which is why
+    blocking work belongs in `asyncio.to_thread`. Outside an activity (tests awaiting the activities directly) it
+    does nothing."""
+
+    def __init__(self, interval_s: float | None = None) -> None:
+        self.interval_s = HEARTBEAT_INTERVAL_S if interval_s is None else interval_s
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> heartbeating:
+        if activity.in_activity():
+            activity.heartbeat()
+            self._task = asyncio.create_task(self._beat())
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval_s)
+            activity.heartbeat()
 
 
 def build_environment_worker(

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import pytest
 from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
 from ratchet_rollouts import (
     Action,
@@ -28,6 +29,7 @@ from ratchet_rollouts import (
     load_environment,
     task_queue_for,
 )
+from ratchet_rollouts import environment_worker
 from ratchet_rollouts.environment_worker import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -353,3 +355,64 @@ def test_the_command_runs_as_a_module() -> None:
     )
     assert shown.returncode == 0, shown.stderr
     assert "--max-concurrent" in shown.stdout and "--task-queue" in shown.stdout
+
+
+def test_a_running_reset_and_step_heartbeat_until_they_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The workflow sets a heartbeat timeout on remote resets and steps: a slow one must heartbeat all along, and stop
+    when it ends (a killed worker is noticed by its silence)."""
+    monkeypatch.setattr(environment_worker, "HEARTBEAT_INTERVAL_S", 0.05)
+
+    class Slow(Environment):
+        name = "slow"
+
+        async def reset(self, task: EnvironmentTask) -> str:
+            await asyncio.sleep(0.3)
+            return "wait"
+
+        async def step(self, action: Action) -> StepResult:
+            await asyncio.sleep(0.3)
+            return ok()
+
+    beats: list[float] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.append(asyncio.get_running_loop().time())
+    activities = EnvironmentActivities(Slow)
+    start = reset_request("slow")
+
+    async def both() -> tuple[int, int, int]:
+        reset = await env.run(activities.reset, start)
+        after_reset = len(beats)
+        step = await env.run(activities.step, step_request(start, 0, "x", reset["state"]))
+        assert step["verdict"] == "wrong"
+        after_step = len(beats)
+        await asyncio.sleep(0.2)  # no heartbeat once the step has answered
+        return after_reset, after_step, len(beats)
+
+    after_reset, after_step, later = run(both())
+    assert after_reset >= 4 and after_step - after_reset >= 4
+    assert later == after_step
+    gaps = [b - a for a, b in zip(beats, beats[1:])]
+    assert max(gaps) < 0.3
+
+
+def test_a_failing_step_stops_heartbeating() -> None:
+    class Failing(Environment):
+        name = "failing"
+
+        async def step(self, action: Action) -> StepResult:
+            raise EnvironmentFailure("no", "data")
+
+    beats: list[object] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.append(details)
+    start = reset_request("failing")
+
+    async def step() -> None:
+        with pytest.raises(ApplicationError):
+            await env.run(EnvironmentActivities(Failing).step, step_request(start, 0, "x", {}))
+        count = len(beats)
+        await asyncio.sleep(environment_worker.HEARTBEAT_INTERVAL_S + 0.2)
+        assert len(beats) == count and count >= 1
+        assert not [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+    run(step())

@@ -7,7 +7,10 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { RolloutClient } from '../../src/client/rollout-client.js';
+import { environmentTaskQueue } from '../../src/environments/environment-set.js';
+import { createBackend } from '../../src/policy/backend-config.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
@@ -18,8 +21,13 @@ import { startSimulatedStack, type SimulatedStack } from '../../src/stack/simula
 
 const out = path.resolve(import.meta.dirname, '../../test/replay/histories');
 
+/** The recording's GPU worker, which a case may replace (to leave a trajectory's server behind). */
+interface GpuWorkers {
+  restart(backendUrl?: string): Promise<void>;
+}
+
 /** Each case runs trajectories and returns the histories to keep: file name → workflow id and run. */
-type Recording = (stack: SimulatedStack, name: string) => Promise<Record<string, { workflowId: string; runId?: string }>>;
+type Recording = (stack: SimulatedStack, name: string, gpu: GpuWorkers) => Promise<Record<string, { workflowId: string; runId?: string }>>;
 
 const plain = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
   const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
@@ -109,11 +117,67 @@ const codeTask: Recording = async (stack, name) => {
   return { [name]: { workflowId: handle.workflowId } };
 };
 
+/** A trajectory in an environment of the CPU worker's own (math-python-tool: the simulated policy writes no code, so no tool call). */
+const inEnvironment = (environment: string, options: Partial<RolloutOptions>): Recording => async (stack, name) => {
+  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
+  const { handle } = await submitTrajectory(stack.client, { ...request!, environment });
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
+/**
+ * An environment served on its own task queue, as Python's `ratchet-env serve` serves one: here a two-turn game
+ * answered by a TypeScript worker speaking the same activities, so that recording needs no Python.
+ */
+const remoteEnvironment: Recording = async (stack, name) => {
+  const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const worker = await Worker.create({
+    connection, taskQueue: environmentTaskQueue('replay-game'),
+    activities: {
+      environmentReset: async () => ({ messages: [{ role: 'user', content: 'Say a number from 1 to 3.' }], state: { guesses: 0 } }),
+      environmentStep: async (input: { turn: number; state: { guesses: number } }) => ({
+        observations: [{ role: 'tool', content: input.turn === 0 ? 'too low' : 'correct' }], reward: input.turn === 0 ? 0 : 1, success: input.turn > 0,
+        done: input.turn > 0, verdict: input.turn === 0 ? 'too_low' : 'correct', info: { guess: input.turn }, state: { guesses: input.state.guesses + 1 },
+      }),
+    },
+  });
+  const running = worker.run();
+  try {
+    const handle = await stack.client.workflow.start('trajectory', {
+      taskQueue: CPU_TASK_QUEUE, workflowId: `replay-${name}/q/0`,
+      args: [{ trajectoryId: `replay-${name}/q/0`, qid: 'q', problem: 'Guess the number.', gold: [], environment: 'replay-game', environmentArgs: { high: 3 }, options: { turns: 3 } }],
+    });
+    await handle.result().catch(() => undefined);
+    return { [name]: { workflowId: handle.workflowId } };
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+  }
+};
+
+/**
+ * Turn affinity's fallback: turn 1 runs on a server whose worker is then stopped (the same simulated policy, named by
+ * `localhost` instead of `127.0.0.1`, is another server to Ratchet), so turn 2 waits `affinityFallbackSeconds` on
+ * that server's queue and runs on the shared one.
+ */
+const affinityFallback: Recording = async (stack, name, gpu) => {
+  await gpu.restart(stack.policy.url.replace('127.0.0.1', 'localhost'));
+  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, { turns: 2 });
+  const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { affinityFallbackSeconds: 1 } });
+  while ((await handle.query<{ turn: number; phase: string }>('state')).turn < 1) await new Promise((resolve) => setTimeout(resolve, 50));
+  await gpu.restart();
+  await handle.result().catch(() => undefined);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
 // Release 1 (grouped admission): recorded once, never again.
 // Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
 // Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`;
 // `r3-invalid-group-member` came later in release 3 (the failure carries the group: an activity input, no patch).
 // Release 4 (the stored row decides how the workflow ends: persist not cancellable, patch `stored-outcome`): `r4-*`.
+// Release 5 (environments: reset, step, observations, `done`, environments on their own task queue; turn affinity with
+// its fallback to the shared queue; patches `environments` and `turn-affinity`): `r5-*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -137,6 +201,16 @@ const cases: Record<string, Recording> = {
   'r4-grouped-admission': grouped({ turns: 1 }),
   'r4-code-task': codeTask,
   'r4-cancelled-while-queued': cancelledWhileQueued,
+  'r5-seed-default': plain({ turns: 3 }),
+  'r5-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r5-grouped-admission': grouped({ turns: 2 }),
+  'r5-code-task': codeTask,
+  'r5-cancelled-while-queued': cancelledWhileQueued,
+  'r5-invalid-request': invalidRequest,
+  'r5-math-python-tool': inEnvironment('math-python-tool', { turns: 2 }),
+  'r5-remote-environment': remoteEnvironment,
+  'r5-affinity-off': plain({ turns: 2, turnAffinity: false }),
+  'r5-affinity-fallback': affinityFallback,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));
@@ -145,11 +219,18 @@ for (const name of wanted.filter(recorded)) console.log(`${name}: already record
 const pending = wanted.filter((name) => !recorded(name));
 if (pending.length > 0) {
   const stack = await startSimulatedStack({ seed: 21 });
-  const stopWorkers = await stack.startWorkers();
+  const stopCpu = await stack.startWorkers({ gpu: false });
+  let stopGpu = await stack.startWorkers({ cpu: false });
+  const gpu: GpuWorkers = {
+    restart: async (backendUrl) => {
+      await stopGpu();
+      stopGpu = await stack.startWorkers({ cpu: false, ...(backendUrl ? { backend: createBackend('sglang', backendUrl) } : {}) });
+    },
+  };
   const stopController = await stack.startController();
   try {
     for (const name of pending) {
-      for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name))) {
+      for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name, gpu))) {
         // The CLI writes the proto3 JSON that Worker.runReplayHistories reads.
         const args = ['workflow', 'show', '--address', stack.temporalAddress, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
         const { stdout } = await promisify(execFile)(localTemporalCliPath(path.resolve('.ratchet')), args, { maxBuffer: 64 << 20 });
@@ -159,7 +240,8 @@ if (pending.length > 0) {
     }
   } finally {
     await stopController();
-    await stopWorkers();
+    await stopGpu();
+    await stopCpu();
     await stack.stop();
   }
 }

@@ -59,7 +59,8 @@ export function generateActivity(
   pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number,
   servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED), affinityQueue?: string,
 ) {
-  const deps = { pool, backend, currentVersion, heartbeatIntervalMs, servedLogprobs };
+  // What the turn's row names as its server (the run page's "on the previous server" compares them).
+  const deps = { pool, backend, currentVersion, heartbeatIntervalMs, servedLogprobs, servedBy: affinityQueue ?? backend.url };
   const answeredHere = affinityQueue === undefined ? {} : { affinityQueue };
   return async function generate(input: GenerateInput): Promise<GenerateResult> {
     const context = Context.current();
@@ -86,6 +87,8 @@ interface GenerateDeps {
   heartbeatIntervalMs: number;
   /** What the server's logprobs are of, as the worker's start-up probe finds: awaited only when the sampling needs it. */
   servedLogprobs: () => Promise<ServedLogprobs>;
+  /** The server stored with each turn this worker generates: its own task queue, or its backend URL. */
+  servedBy: string;
 }
 
 async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: Context, key: TurnCheckpointKey): Promise<GenerateResult> {
@@ -126,7 +129,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
     return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
   }
   const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
-  const { output, finishReason } = await superseded(generateResumable(backend, {
+  const { output, finishReason, cachedTokens } = await superseded(generateResumable(backend, {
     context: inputIds, maxNewTokens: budget, sampling,
     requestId: `${input.trajectoryId}/${input.turn}/${key.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
   }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
@@ -144,6 +147,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
   await saveTurnOutput(pool, {
     trajectoryId: input.trajectoryId, turn: input.turn, attempt: key.attempt, contextLen: inputIds.length,
     outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: output.versions, ...result,
+    servedBy: deps.servedBy, ...(cachedTokens === undefined ? {} : { cachedTokens }),
   });
   if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);
   return result;

@@ -6,7 +6,8 @@ import { runRollouts } from '../client/run-rollouts.js';
 import { formatSummary, summarise, type RunSummary } from './run-summary.js';
 import { trajectoryRequests } from '../client/submit.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
-import { loadProblems, positiveInt, rolloutOptionsFrom, withRolloutOptions } from './shared-options.js';
+import { loadProblems, positiveInt, rolloutOptionsFrom, withEnvironment, withEnvironmentOptions, withRolloutOptions } from './shared-options.js';
+import type { JsonValue } from '../environments/environment.js';
 
 export interface RunArguments {
   dataset: string;
@@ -15,19 +16,23 @@ export interface RunArguments {
   runName: string;
   options: Partial<RolloutOptions>;
   submitOnly: boolean;
+  /** Every row's environment (`--environment`), and its arguments (`--environment-args`), over the rows' own. */
+  environment?: string;
+  environmentArgs?: { [key: string]: JsonValue };
 }
 
 export function runCommand(): Command {
-  return withRolloutOptions(new Command('run')
+  return withEnvironmentOptions(withRolloutOptions(new Command('run')
     .description('submit trajectories for a dataset, show progress, wait and print a summary')
     .requiredOption('--dataset <file>', 'JSONL dataset (GSM8K, MATH or AReaL shape)')
     .option('--limit <n>', 'use the first N valid rows', positiveInt)
     .option('--samples <n>', 'trajectories per problem', positiveInt, 1)
     .option('--run-name <name>', 'trajectory ids are <run-name>/<qid>/<sample>; reuse a name to resume a run without duplicates')
-    .option('--submit-only', 'do not run workers in this process (they run elsewhere)', false))
+    .option('--submit-only', 'do not run workers in this process (they run elsewhere)', false)))
     .action(async (flags) => {
       const summary = await runAndReport({
         dataset: flags.dataset, limit: flags.limit, samples: flags.samples, submitOnly: flags.submitOnly,
+        environment: flags.environment, environmentArgs: flags.environmentArgs,
         runName: flags.runName ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, options: rolloutOptionsFrom(flags),
       });
       failIfAnyFailed(summary);
@@ -45,7 +50,7 @@ export function failIfAnyFailed(summary: RunSummary): void {
 export async function runAndReport(args: RunArguments): Promise<RunSummary> {
   resolveRolloutOptions(args.options); // bad options fail here, before anything starts
   const config = loadConfig();
-  const problems = await loadProblems(args.dataset, args.limit);
+  const problems = withEnvironment(await loadProblems(args.dataset, args.limit), args);
   const requests = trajectoryRequests(args.runName, problems, args.samples, args.options);
   process.stderr.write(`run ${args.runName}: ${requests.length} trajectories (${problems.length} problems × ${args.samples} samples)\n`);
   const runtime = await startLocalRuntime(config, { problems, workers: !args.submitOnly, headless: true });

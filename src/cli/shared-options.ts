@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadDataset, type Problem } from '../datasets/index.js';
+import type { JsonValue } from '../environments/environment.js';
 import type { RolloutOptions } from '../trajectory/options.js';
 import { describeRowErrors } from './dataset-report.js';
 
@@ -45,6 +46,34 @@ export function rolloutOptionsFrom(flags: Record<string, unknown>): Partial<Roll
     layout: flags.layout as RolloutOptions['layout'] | undefined,
     answerExtraction: flags.answerExtraction as RolloutOptions['answerExtraction'] | undefined,
   };
+}
+
+/** Adds the options that set every row's environment (`--environment`, `--environment-args`). */
+export function withEnvironmentOptions(command: Command): Command {
+  return command
+    .option('--environment <name>', 'run every row in this environment (math, code, math-python-tool, or one served by `ratchet-env serve`), whatever its own `environment` says')
+    .option('--environment-args <json>', 'the environment\'s arguments for every row, a JSON object (default: each row\'s `environment_args`)', jsonObject);
+}
+
+export function jsonObject(value: string): { [key: string]: JsonValue } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`expected a JSON object, got "${value}" (${(error as Error).message})`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`expected a JSON object, got "${value}"`);
+  return parsed as { [key: string]: JsonValue };
+}
+
+/** The problems with `--environment` and `--environment-args` applied (each replaces the row's own). */
+export function withEnvironment(problems: Problem[], flags: { environment?: unknown; environmentArgs?: unknown }): Problem[] {
+  const environment = flags.environment as string | undefined;
+  const args = flags.environmentArgs as { [key: string]: JsonValue } | undefined;
+  if (environment === undefined && args === undefined) return problems;
+  return problems.map((problem) => ({
+    ...problem, ...(environment === undefined ? {} : { environment }), ...(args === undefined ? {} : { environmentArgs: args }),
+  }));
 }
 
 /** Loads a dataset, reporting malformed rows on stderr (the first few by file:line, then a count); the other rows run. */

@@ -5,6 +5,7 @@ import { createBackend } from '../policy/backend-config.js';
 import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
+import { loadEnvironmentModules } from '../stack/environment-modules.js';
 import { startWorkers } from '../stack/workers.js';
 import { Teardown } from '../stack/teardown.js';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection.js';
@@ -34,7 +35,10 @@ export function workerCommand(): Command {
         process.stderr.write(`${kind} worker polling ${config.temporal.address} (${namespace})\n`);
         const workers = await startWorkers({
           temporal: { address: config.temporal.address, settings: config.temporal }, pool, databaseUrl: config.databaseUrl,
-          cpu: verifier && { tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl },
+          cpu: verifier && {
+            tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl,
+            environments: await loadEnvironmentModules(config.environmentModules),
+          },
           gpu: kind === 'gpu' ? { backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs } : undefined,
         });
         teardown.add('workers', workers.stop);

@@ -33,6 +33,8 @@ export function trajectoryRequest(problem: Problem, placement: RequestPlacement)
     problem: problem.problem,
     gold: problem.gold,
     ...(problem.code ? { code: problem.code } : {}),
+    ...(problem.environment === undefined ? {} : { environment: problem.environment }),
+    ...(problem.environmentArgs === undefined ? {} : { environmentArgs: problem.environmentArgs }),
     ...(placement.options ? { options: placement.options } : {}),
     ...(placement.group ? { group: placement.group } : {}),
     ...(placement.timeouts ? { timeouts: placement.timeouts } : {}),

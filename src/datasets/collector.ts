@@ -47,6 +47,8 @@ export class RowCollector {
     const problem: Problem = { qid, problem: fields.problem, gold: fields.gold, source: fields.source };
     if (fields.taskId !== undefined) problem.taskId = fields.taskId;
     if (fields.code !== undefined) problem.code = fields.code;
+    if (fields.environment !== undefined) problem.environment = fields.environment;
+    if (fields.environmentArgs !== undefined) problem.environmentArgs = fields.environmentArgs;
     // A row that would fail at submission (or, worse, in the workflow) is a malformed row: skip it here.
     const unusable = rowRequestProblem(problem);
     if (unusable !== undefined) {

@@ -1,4 +1,5 @@
 import type { CodeTask } from '../code/types.js';
+import type { JsonValue } from '../environments/environment.js';
 import type { RowError } from './row-error.js';
 
 /** One dataset row, normalised across the GSM8K, MATH and AReaL shapes. */
@@ -17,6 +18,13 @@ export interface Problem {
   source: 'gsm8k' | 'math' | 'areal' | 'apps' | 'livecodebench';
   /** Present on a code row only: its test cases and limits. Absent means a math problem. */
   code?: CodeTask;
+  /**
+   * The row's `environment`: the environment its episodes run in (`math`, `code`, `math-python-tool`, or one served
+   * on its own task queue). Absent: `code` for a code task, `math` otherwise.
+   */
+  environment?: string;
+  /** The row's `environment_args`: what the environment needs beyond the problem (a game's range, a tool list). */
+  environmentArgs?: { [key: string]: JsonValue };
 }
 
 /** The valid problems of one file, and every row that was skipped. */

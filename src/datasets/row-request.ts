@@ -24,6 +24,8 @@ export function rowRequestProblem(problem: Problem): string | undefined {
     problem: problem.problem,
     // A code task is judged by its tests, which the request will carry instead of reference solutions.
     gold: problem.code ? ['(judged by the tests)'] : problem.gold,
+    ...(problem.environment === undefined ? {} : { environment: problem.environment }),
+    ...(problem.environmentArgs === undefined ? {} : { environmentArgs: problem.environmentArgs }),
   };
   const bytes = jsonBytesOver(problem.code ? { ...probe, code: problem.code } : probe, MAX_REQUEST_JSON_BYTES - SUBMISSION_BYTES);
   if (bytes !== undefined) {

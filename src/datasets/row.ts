@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { rowEnvironment } from './row-environment.js';
 import { detectShape, schemas, shapeNames, typeOf, type RowProblem } from './shapes.js';
 
 export type RowResult = { ok: true; row: RowProblem } | { ok: false; message: string };
@@ -24,8 +25,11 @@ export function parseRow(line: string): RowResult {
   }
 
   const parsed = schemas[shape].safeParse(record);
-  if (parsed.success) return { ok: true, row: parsed.data };
-  return { ok: false, message: `${shapeNames[shape]} row: ${parsed.error.issues.map(describeIssue).join('; ')}` };
+  if (!parsed.success) return { ok: false, message: `${shapeNames[shape]} row: ${parsed.error.issues.map(describeIssue).join('; ')}` };
+  // Any shape may name its environment and the environment's arguments.
+  const environment = rowEnvironment(record);
+  if (!environment.ok) return { ok: false, message: `${shapeNames[shape]} row: ${environment.message}` };
+  return { ok: true, row: { ...parsed.data, ...environment.value } };
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

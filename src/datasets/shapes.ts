@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apps, arealCode, livecodebench } from './code-shapes.js';
 import type { Problem } from './problem.js';
+import { ownEnvironment } from './row-environment.js';
 
 /** A parsed row before it gets its fallback qid, which depends on the file and line. */
 export type RowProblem = Omit<Problem, 'qid'> & { id?: string };
@@ -31,15 +32,19 @@ const gsm8k = z
   .refine((row) => /####\s*\S/.test(row.answer), { message: 'has no "#### <final answer>" line', path: ['answer'] })
   .transform((row): RowProblem => ({ taskId: row.task_id, problem: row.question, gold: [row.answer], source: 'gsm8k' }));
 
+// A row for an environment of its own (a game served by its worker) may have no answer: nothing judges one.
 const math = z
-  .object({ problem: text, answer: text, unique_id: text.optional(), task_id: taskId })
-  .transform((row): RowProblem => ({
-    id: row.unique_id,
-    taskId: row.task_id,
-    problem: row.problem,
-    gold: [row.answer],
-    source: 'math',
-  }));
+  .object({ problem: text, answer: text.optional(), unique_id: text.optional(), task_id: taskId, environment: z.unknown().optional() })
+  .transform((row, context): RowProblem => {
+    if (row.answer === undefined && !ownEnvironment(row.environment)) context.addIssue({ code: 'custom', path: ['answer'], message: 'is missing' });
+    return {
+      id: row.unique_id,
+      taskId: row.task_id,
+      problem: row.problem,
+      gold: row.answer === undefined ? [] : [row.answer],
+      source: 'math',
+    };
+  });
 
 const areal = z
   .object({

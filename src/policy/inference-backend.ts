@@ -33,6 +33,12 @@ export interface TopLogprobsRequest {
 export interface StreamEnd {
   /** `abort`: the server interrupted the request (a weight update); the caller continues from the tokens so far. */
   finishReason: FinishReason;
+  /**
+   * Leading prompt tokens the server served from its prefix cache, as it reports them (SGLang's
+   * `meta_info.cached_tokens`; vLLM's `usage.prompt_tokens_details.cached_tokens`, only when started with
+   * `--enable-prompt-tokens-details`); undefined where the server reports none.
+   */
+  cachedTokens?: number;
 }
 
 /**

@@ -17,6 +17,17 @@ export interface ResumableRequest {
   signal?: AbortSignal;
 }
 
+export interface ResumableResult {
+  output: PartialOutput;
+  finishReason: 'stop' | 'length';
+  /**
+   * Prompt tokens the server reported served from its prefix cache for the request that finished the turn (a turn
+   * resumed after an abort reports its last request's, whose prompt holds the tokens generated before it);
+   * undefined where the server reports none, or no request was needed.
+   */
+  cachedTokens?: number;
+}
+
 /** Weight updates interrupting one turn this many times in a row without a token in between means a broken server. */
 const MAX_FRUITLESS_ABORTS = 20;
 
@@ -28,7 +39,7 @@ const MAX_FRUITLESS_ABORTS = 20;
 export async function generateResumable(
   backend: InferenceBackend, request: ResumableRequest, start: PartialOutput,
   currentVersion: () => number, onProgress: (output: PartialOutput) => void,
-): Promise<{ output: PartialOutput; finishReason: 'stop' | 'length' }> {
+): Promise<ResumableResult> {
   const output: PartialOutput = { ids: [...start.ids], logprobs: [...start.logprobs], versions: [...start.versions] };
   let fruitlessAborts = 0;
   for (let segment = 0; ; segment++) {
@@ -50,7 +61,9 @@ export async function generateResumable(
       }
       onProgress(output);
     });
-    if (end.finishReason !== 'abort') return { output, finishReason: end.finishReason };
+    if (end.finishReason !== 'abort') {
+      return { output, finishReason: end.finishReason, ...(end.cachedTokens === undefined ? {} : { cachedTokens: end.cachedTokens }) };
+    }
     request.signal?.throwIfAborted();
     fruitlessAborts = output.ids.length > before ? 0 : fruitlessAborts + 1;
     if (fruitlessAborts >= MAX_FRUITLESS_ABORTS) {

@@ -62,7 +62,8 @@ export class SglangBackend implements InferenceBackend {
           return decoded.finishReason;
         },
       });
-      return { finishReason };
+      const { cachedTokens } = decoder;
+      return { finishReason, ...(cachedTokens === undefined ? {} : { cachedTokens }) };
     } catch (error) {
       // SGLang aborts a disconnected stream on its own only after 2 s (create_abort_task); free the slot now.
       if (request.signal?.aborted) this.abort(request.requestId).catch(() => undefined);

@@ -19,6 +19,8 @@ const generateChunk = z.object({
     weight_version: version.nullish(),
     // Recent SGLang (utils/weight_versions.py): which version produced output tokens [start, end).
     weight_versions: z.array(z.object({ version, start: z.number().int(), end: z.number().int() })).optional(),
+    // Leading prompt tokens found in the radix cache (tokenizer_manager.py, on every chunk).
+    cached_tokens: z.number().int().nonnegative().nullish(),
   }).passthrough(),
 }).passthrough();
 
@@ -39,6 +41,8 @@ export interface DecodedChunk {
  */
 export class SglangStreamDecoder {
   private readonly emitted: number[] = [];
+  /** Prompt tokens the server served from its prefix cache, as its latest chunk reports them (`meta_info.cached_tokens`). */
+  cachedTokens: number | undefined;
 
   constructor(private readonly url: string) {}
 
@@ -48,6 +52,7 @@ export class SglangStreamDecoder {
     const parsed = generateChunk.safeParse(json);
     if (!parsed.success) throw new PolicyProtocolError(this.url, `unexpected /generate chunk: ${parsed.error.message}`);
     const { output_ids: ids, meta_info: meta } = parsed.data;
+    if (meta.cached_tokens !== null && meta.cached_tokens !== undefined) this.cachedTokens = meta.cached_tokens;
     const fresh = this.newIds(ids, meta.completion_tokens);
     const logprobs = this.newLogprobs(fresh, meta.output_token_logprobs ?? []);
     const chunks = this.split(fresh, logprobs, meta.weight_versions, toVersion(meta.weight_version));

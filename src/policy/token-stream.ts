@@ -13,6 +13,12 @@ export interface TokenStreamCall {
   interrupt?: AbortSignal;
   /** Handles one `data:` payload; returns the finish reason once the server reports one. */
   onData(data: string): FinishReason | undefined;
+  /**
+   * Keep reading after the finish reason, up to `[DONE]` or the end of the stream: vLLM sends its usage (the prompt
+   * tokens it had cached) in a chunk of its own after the last choice. The turn is finished by then: a stream that
+   * breaks or a payload that fails to decode after the finish reason ends it with that finish reason.
+   */
+  readPastFinish?: boolean;
 }
 
 /** An error thrown by onData's consumer, carried out of the classification below untouched. */
@@ -30,6 +36,7 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
   const stop = () => controller.abort();
   call.signal?.addEventListener('abort', stop, { once: true });
   call.interrupt?.addEventListener('abort', stop, { once: true });
+  let finished: FinishReason | undefined;
   try {
     call.signal?.throwIfAborted();
     if (call.interrupt?.aborted) return 'abort';
@@ -45,12 +52,15 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
         throw error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable
           ? error : new ConsumerError(error);
       }
-      if (finish) return finish;
+      if (finish && !call.readPastFinish) return finish;
+      finished ??= finish;
     }
+    if (finished) return finished;
     throw new PolicyUnavailable(call.url, 'the stream ended before the server reported a finish reason');
   } catch (error) {
     if (error instanceof ConsumerError) throw error.error;
     if (call.signal?.aborted) throw call.signal.reason;
+    if (finished) return finished;
     if (call.interrupt?.aborted) return 'abort';
     if (error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable) throw error;
     throw new PolicyUnavailable(call.url, `connection dropped mid-stream (${describeNetworkError(error)})`, { cause: error });

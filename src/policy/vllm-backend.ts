@@ -53,6 +53,7 @@ export class VllmBackend implements InferenceBackend {
     const url = `${this.url}/v1/completions`;
     const interrupt = new AbortController();
     this.interrupts.set(request.requestId, interrupt);
+    let cachedTokens: number | undefined;
     try {
       const finishReason = await runTokenStream({
         url,
@@ -65,18 +66,23 @@ export class VllmBackend implements InferenceBackend {
           logprobs: 1,
           return_tokens_as_token_ids: true,
           stream: true,
+          // The usage chunk after the last choice: the prompt tokens served from the prefix cache, on a server
+          // started with --enable-prompt-tokens-details (src/stack/vllm-server.ts); without it usage has none.
+          stream_options: { include_usage: true },
         },
         // Names the request in vLLM's logs (used as its id with --enable-request-id-headers).
         headers: { ...this.headers, 'x-request-id': request.requestId },
         signal: request.signal,
         interrupt: interrupt.signal,
+        readPastFinish: true,
         onData: (data) => {
           const decoded = decodeVllmChunk(url, parseJson(url, data));
           if (decoded.chunk) onChunk(decoded.chunk);
+          if (decoded.cachedTokens !== undefined) cachedTokens = decoded.cachedTokens;
           return decoded.finishReason;
         },
       });
-      return { finishReason };
+      return { finishReason, ...(cachedTokens === undefined ? {} : { cachedTokens }) };
     } catch (error) {
       // A server restarted on another checkpoint directory serves another model name, and answers 404 for the one
       // we cached: read /v1/models again on the next attempt instead of failing the trajectory for good.

@@ -20,6 +20,11 @@ const completionChunk = z.object({
     // Only with `return_token_ids` (vLLM ≥ 0.10.2): the same ids, checked when present.
     token_ids: z.array(z.number().int()).nullish(),
   }).passthrough()),
+  // The final usage chunk (stream_options.include_usage): `prompt_tokens_details.cached_tokens` only on a server
+  // started with --enable-prompt-tokens-details (completion/serving.py `completion_stream_generator`).
+  usage: z.object({
+    prompt_tokens_details: z.object({ cached_tokens: z.number().int().nonnegative().nullish() }).passthrough().nullish(),
+  }).passthrough().nullish(),
 }).passthrough();
 
 // A failure inside the stream arrives as one event: `{"error": {message, type, param, code}}` since vLLM 0.10,
@@ -30,6 +35,8 @@ const flatError = z.object({ object: z.literal('error'), message: z.string(), co
 export interface DecodedChunk {
   chunk?: TokenChunk;
   finishReason?: FinishReason;
+  /** Prompt tokens served from the prefix cache, from the usage chunk that follows the finish reason. */
+  cachedTokens?: number;
 }
 
 /** Decodes one vLLM stream payload into new token ids with their logprobs (vLLM reports no weight version). */
@@ -46,7 +53,8 @@ export function decodeVllmChunk(url: string, json: unknown): DecodedChunk {
   if (!parsed.success) throw new PolicyProtocolError(url, `unexpected /v1/completions chunk: ${parsed.error.message}`);
   // The usage chunk (stream_options.include_usage) has no choices.
   const choice = parsed.data.choices.find((c) => c.index === 0);
-  if (!choice) return {};
+  const cached = parsed.data.usage?.prompt_tokens_details?.cached_tokens;
+  if (!choice) return cached === null || cached === undefined ? {} : { cachedTokens: cached };
   const tokens = choice.logprobs?.tokens ?? [];
   const logprobs = choice.logprobs?.token_logprobs ?? [];
   if (logprobs.length !== tokens.length) throw new PolicyProtocolError(url, `${tokens.length} tokens but ${logprobs.length} token_logprobs`);

@@ -11,6 +11,8 @@ export interface GpuWorkerServiceOptions {
   databaseUrl: string;
   backend: InferenceBackend;
   slots: number;
+  /** Names the server's own task queue (turn affinity); by default this host and the server's address. */
+  serverName?: string;
   heartbeatIntervalMs?: number;
   /** How often published versions and server health are polled (NOTIFY makes versions faster anyway). */
   versionPollMs?: number;
@@ -27,7 +29,7 @@ export async function startGpuWorkerService(options: GpuWorkerServiceOptions): P
   const abort = new AbortController();
   const done = runGpuWorkerWhileHealthy({
     connection: options.connection, namespace: options.namespace, pool: options.pool, backend: options.backend,
-    currentVersion: versions.current, slots: options.slots, heartbeatIntervalMs: options.heartbeatIntervalMs,
+    currentVersion: versions.current, slots: options.slots, heartbeatIntervalMs: options.heartbeatIntervalMs, serverName: options.serverName,
   }, { signal: abort.signal, intervalMs: options.healthIntervalMs }).finally(() => versions.stop());
   return {
     done,

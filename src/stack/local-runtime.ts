@@ -13,6 +13,7 @@ import { startAdmission } from './admission.js';
 import { startStack, type EmbeddedTemporal, type Stack } from './local-stack.js';
 import { connectStack } from './stack-connections.js';
 import { Teardown } from './teardown.js';
+import { loadEnvironmentModules } from './environment-modules.js';
 import { startWorkers } from './workers.js';
 
 export interface LocalRuntime {
@@ -63,7 +64,10 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       teardown.add('verifier pool', () => verifier.close());
       const workers = await startWorkers({
         temporal: { address: stack.temporalAddress, settings: config.temporal }, pool, databaseUrl: stack.databaseUrl,
-        cpu: { tokenizer, verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl },
+        cpu: {
+          tokenizer, verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl,
+          environments: await loadEnvironmentModules(config.environmentModules),
+        },
         gpu: {
           backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined),
           slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,

@@ -24,6 +24,9 @@ export interface WorkerOptions {
   heartbeatIntervalMs?: number;
   /** The GPU worker's inference server: the simulated policy unless given (a real vLLM in test/real-servers). */
   backend?: InferenceBackend;
+  /** The GPU worker's slots (16 unless given) and the name of its server's own task queue (turn affinity). */
+  slots?: number;
+  serverName?: string;
   /** Workflow code for the CPU worker: the current release's unless given. */
   workflowBundle?: WorkflowBundleOption;
 }
@@ -64,7 +67,7 @@ export async function startSimulatedStack<T extends StartedTemporal = StartedTem
         temporal: { address: stack.temporalAddress, settings: loopbackTemporal(stack.temporalAddress) }, pool, databaseUrl: stack.databaseUrl,
         cpu: options.cpu === false ? undefined : { tokenizer, verifier, sandbox, workflowBundle: options.workflowBundle },
         gpu: options.gpu === false ? undefined : {
-          backend: options.backend ?? createBackend('sglang', policy.url), slots: 16, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
+          backend: options.backend ?? createBackend('sglang', policy.url), slots: options.slots ?? 16, serverName: options.serverName, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
         },
       });
       teardown.add('workers', workers.stop);

@@ -27,6 +27,8 @@ export interface CpuWorkerPart {
 export interface GpuWorkerPart {
   backend: InferenceBackend;
   slots: number;
+  /** Names the server's own task queue (turn affinity); by default this host and the server's address. */
+  serverName?: string;
   heartbeatIntervalMs?: number;
   versionPollMs?: number;
   healthIntervalMs?: number;

@@ -3,6 +3,7 @@ import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
 import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
 import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
 import { TRAJECTORY_SEARCH_SQL } from './trajectory-search-sql.js';
+import { TURN_SERVERS_SQL } from './turn-servers-sql.js';
 
 /**
  * Schema changes, applied in order, each once. Never edit one that has shipped: add the next (test/frozen checks
@@ -331,6 +332,8 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
       ALTER TABLE trajectories ADD COLUMN environment text;
     `,
   },
+  // Each turn's server and the prefix-cache tokens it reported, with a run's totals kept by a trigger (src/store/turn-servers-sql.ts).
+  { id: '015_turn_servers', sql: TURN_SERVERS_SQL },
 ];
 
 /**

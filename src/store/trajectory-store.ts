@@ -46,14 +46,17 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
         ...samplingColumns(trajectory.sampling), storableText(trajectory.environment ?? null)],
     );
     if (inserted.rowCount === 0) return false;
-    // One statement for all turns: a round trip per turn was most of this transaction's time.
+    // One statement for all turns: a round trip per turn was most of this transaction's time (and the trigger that
+    // counts turns on their previous server sees each turn beside the one before: src/store/turn-servers-sql.ts).
+    const generatedBy = new Map(trajectory.texts.map((text) => [text.turn, text]));
     await client.query(
-      `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len)
-       SELECT $1, turn, $2, version_start, version_end, success, verdict, prompt_len, answer_len
-       FROM unnest($3::int[], $4::int[], $5::int[], $6::boolean[], $7::text[], $8::int[], $9::int[])
-         AS t(turn, version_start, version_end, success, verdict, prompt_len, answer_len)`,
+      `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens)
+       SELECT $1, turn, $2, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens
+       FROM unnest($3::int[], $4::int[], $5::int[], $6::boolean[], $7::text[], $8::int[], $9::int[], $10::text[], $11::int[])
+         AS t(turn, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens)`,
       [trajectory.trajectoryId, storableText(trajectory.qid), turns.map((t) => t.turn), turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd),
-        turns.map((t) => t.success), turns.map((t) => t.verdict), turns.map((t) => t.contextLen), turns.map((t) => t.outputLen)],
+        turns.map((t) => t.success), turns.map((t) => t.verdict), turns.map((t) => t.contextLen), turns.map((t) => t.outputLen),
+        turns.map((t) => storableText(generatedBy.get(t.turn)?.servedBy ?? null)), turns.map((t) => generatedBy.get(t.turn)?.cachedTokens ?? null)],
     );
     await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);
     await dropWorkingRows(client, trajectory.trajectoryId);

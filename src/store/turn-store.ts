@@ -16,6 +16,10 @@ export interface StoredTurnOutput {
   finishReason: FinishReason;
   versionStart: number;
   versionEnd: number;
+  /** The server that generated it: the GPU worker's own task queue (turn affinity), or its backend URL. */
+  servedBy?: string;
+  /** Prompt tokens the server reported served from its prefix cache; undefined where it reports none. */
+  cachedTokens?: number;
 }
 
 export class ContextMismatch extends Error {
@@ -84,16 +88,18 @@ export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): P
   // Only while the trajectory's prompt row exists (locked FOR SHARE): an attempt that outlived its trajectory (a
   // stalled GPU worker's, after the trajectory was stored and its working rows dropped) stores nothing.
   const result = await pool.query(
-    `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, output_versions)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
+    `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, output_versions,
+       served_by, cached_tokens)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
      ON CONFLICT (trajectory_id, turn) DO UPDATE SET
        attempt = EXCLUDED.attempt, context_len = EXCLUDED.context_len, output_ids = EXCLUDED.output_ids,
        output_logprobs = EXCLUDED.output_logprobs, output_versions = EXCLUDED.output_versions, finish_reason = EXCLUDED.finish_reason,
-       version_start = EXCLUDED.version_start, version_end = EXCLUDED.version_end,
+       version_start = EXCLUDED.version_start, version_end = EXCLUDED.version_end, served_by = EXCLUDED.served_by, cached_tokens = EXCLUDED.cached_tokens,
        answer_text = NULL, extracted_answer = NULL, verdict = NULL, feedback_ids = NULL, feedback_text = NULL, updated_at = now()
      WHERE turn_outputs.attempt < EXCLUDED.attempt`,
     [output.trajectoryId, output.turn, output.attempt, output.contextLen, encodeInt32(output.outputIds),
-      encodeFloat32(output.outputLogprobs), output.finishReason, output.versionStart, output.versionEnd, encodeInt32(output.outputVersions)],
+      encodeFloat32(output.outputLogprobs), output.finishReason, output.versionStart, output.versionEnd, encodeInt32(output.outputVersions),
+      storableText(output.servedBy ?? null), output.cachedTokens ?? null],
   );
   return result.rowCount === 1;
 }
@@ -225,13 +231,16 @@ export interface StoredTurn {
   /** Why the judge gave the verdict (a code turn: the failing test, expected against actual, the traceback). */
   verdictDetail?: string | null;
   environmentStep?: EnvironmentStepRecord | null;
+  /** The server that generated the turn, and the prompt tokens it reported cached (null: unknown, unreported). */
+  servedBy?: string | null;
+  cachedTokens?: number | null;
 }
 
 export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
     `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text,
-            verdict_detail, environment_step FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
+            verdict_detail, environment_step, served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
   return {
     promptIds: prompt.rows[0] ? decodeInt32(prompt.rows[0].prompt_ids) : [],
     turns: rows.map((row) => ({
@@ -247,6 +256,8 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
       feedbackText: row.feedback_text,
       verdictDetail: row.verdict_detail,
       environmentStep: row.environment_step,
+      servedBy: row.served_by,
+      cachedTokens: row.cached_tokens,
     })),
   };
 }

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { feedbackTokens, promptIds } from '../../src/tokens/conversation-tokens.js';
+import { feedbackTokens, observationTokens, promptIds, startIds } from '../../src/tokens/conversation-tokens.js';
 import { FEEDBACK_CORRECT, FEEDBACK_WRONG, mathUserMessage } from '../../src/tokens/math-prompt.js';
 import { loadModelTokenizer, TokenizerLoadError, type ChatMessage, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 
@@ -29,6 +29,30 @@ function renderedConversation(answers: readonly { text: string; success: boolean
   }
   return tok.renderChat(messages, true);
 }
+
+describe('observation tokens (any environment\'s messages after a turn)', () => {
+  it('are the seed\'s feedback tokens when the observation is the seed\'s feedback sentence', () => {
+    for (const success of [true, false]) {
+      for (const eos of [true, false]) {
+        expect(observationTokens(tok, [{ role: 'user', content: success ? FEEDBACK_CORRECT : FEEDBACK_WRONG }], eos)).toEqual(feedbackTokens(tok, success, eos));
+      }
+    }
+  });
+
+  it('render a tool message and a user message as the template renders them after the assistant turn, history untouched', () => {
+    const answer = 'print(2**10)';
+    const messages = [{ role: 'tool', content: '1024' }, { role: 'user', content: 'Now the final answer.' }];
+    const kept = [...startIds(tok, { messages: [{ role: 'user', content: 'q' }] }), ...tok.encode(answer), tok.eosTokenId, ...observationTokens(tok, messages, true).ids];
+    const rendered = tok.renderChat([{ role: 'user', content: 'q' }, { role: 'assistant', content: answer }, ...messages], true);
+    expect(tok.decodeAll(kept)).toBe(rendered);
+    expect(rendered).toContain('1024');
+  });
+
+  it('start from a rendered prompt as it is', () => {
+    const rendered = '<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n';
+    expect(startIds(tok, { renderedPrompt: rendered })).toEqual(tok.encode(rendered));
+  });
+});
 
 describe('promptIds', () => {
   it('encodes the math user message rendered by the chat template with a generation prompt', () => {

@@ -8,6 +8,11 @@ export interface SimulatedRequestRecord {
   sentLogprobs: number[];
   /** How it ended, once it has: `disconnect` when the client went away, `drop` for the injected fault. */
   end?: 'stop' | 'length' | 'abort' | 'disconnect' | 'drop' | 'error' | 'hang' | 'rejected';
+  /** Leading prompt tokens found in the prefix cache, once it was scheduled. */
+  cachedTokens?: number;
+  /** When it arrived and when it ended (`performance.now()` of the server's process). */
+  arrivedMs: number;
+  endedMs?: number;
 }
 
 /** Counters a test reads to see what the server really did. */
@@ -37,8 +42,8 @@ export function emptyStats(): SimulatedPolicyStats {
 }
 
 /** Starts the record of a request, keeping only the latest few so a long-running server stays small. */
-export function recordRequest(stats: SimulatedPolicyStats, record: Omit<SimulatedRequestRecord, 'sentIds' | 'sentLogprobs'>): SimulatedRequestRecord {
-  const full: SimulatedRequestRecord = { ...record, sentIds: [], sentLogprobs: [] };
+export function recordRequest(stats: SimulatedPolicyStats, record: Omit<SimulatedRequestRecord, 'sentIds' | 'sentLogprobs' | 'arrivedMs'>): SimulatedRequestRecord {
+  const full: SimulatedRequestRecord = { ...record, sentIds: [], sentLogprobs: [], arrivedMs: performance.now() };
   stats.recent.push(full);
   if (stats.recent.length > RECENT_REQUESTS) stats.recent.shift();
   return full;

@@ -18,6 +18,12 @@ export interface RunningSimulatedPolicy {
   url: string;
   stats(): SimulatedPolicyStats;
   setFaults(faults: Partial<Faults>): void;
+  /**
+   * Calls `listener` with the record of every `/generate` request as it ends (completed, aborted, failed or cut
+   * off), tokens included, until the returned function is called: what a benchmark reads per request (the bench
+   * of turn affinity: which server served which turn, its cached tokens, how long it held the server).
+   */
+  onRequestEnd(listener: (record: SimulatedRequestRecord) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -36,6 +42,7 @@ export async function startSimulatedPolicy(
   let faults = config.faults;
   const stats = emptyStats();
   const live = new LiveStreams();
+  const endListeners = new Set<(record: SimulatedRequestRecord) => void>();
   const prefixCache = new PrefixCache(config.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS);
 
   const server = http.createServer((request, response) => {
@@ -100,6 +107,15 @@ export async function startSimulatedPolicy(
     const draws = topLogprobs > 0 ? contextRandom(inputIds)
       : config.seedPerRequest && config.seed !== undefined ? requestRandom(config.seed, rid) : random;
     const record = recordRequest(stats, { rid, stream, inputIds });
+    if (endListeners.size > 0) {
+      // After the handler's own bookkeeping (the record's end is set once the response has ended).
+      const ended = () => {
+        record.endedMs = performance.now();
+        setImmediate(() => { for (const listener of endListeners) listener(record); });
+      };
+      // A hung request ends when its client goes away (or close() cuts it).
+      response.once('close', ended);
+    }
     const tooLong = contextTooLong(inputIds.length, sampling.max_new_tokens, config.contextWindow);
     if (tooLong) {
       record.end = 'rejected';
@@ -124,6 +140,7 @@ export async function startSimulatedPolicy(
       // Scheduled: vLLM finds the cached prefix and caches the prompt's blocks as it allocates them, so a request
       // arriving while this one runs shares them too.
       const prompt = cachedPrompt(inputIds);
+      record.cachedTokens = prompt.cachedTokens;
       const request = { maxNewTokens: sampling.max_new_tokens, sampling: wireSampling(sampling), topLogprobs };
       const generation = simulateGeneration(tokenizer, book, config, inputIds, request, draws);
       if (stream) return await streamed(generation, prompt, fault === 'drop', record, response);
@@ -213,6 +230,10 @@ export async function startSimulatedPolicy(
     // A snapshot of the counters; the token arrays of recent requests are shared, not copied (tests poll this often).
     stats: () => ({ ...stats, faults: { ...stats.faults }, recent: stats.recent.map((record) => ({ ...record })) }),
     setFaults: (update) => { faults = { ...faults, ...update }; },
+    onRequestEnd: (listener) => {
+      endListeners.add(listener);
+      return () => endListeners.delete(listener);
+    },
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());

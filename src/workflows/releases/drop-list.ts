@@ -6,7 +6,7 @@ import { Patch } from './patches.js';
  * entry; every file and function named exists).
  *
  * Releases are counted by the workflow: 1 grouped admission, 2 request schema + admission back-off, 3 local steps,
- * 4 stored outcome (frozen in test/deploy/workflow-releases/r1-…/r4-…).
+ * 4 stored outcome, 5 environments + turn affinity (frozen in test/deploy/workflow-releases/r1-…/r5-…).
  */
 export interface CompatibilityMeasure {
   /** The patch id in `Patch`, or a name for a measure kept without a patch (an activity's input, a heartbeat). */
@@ -77,6 +77,27 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
       'src/workflows/trajectory.ts: trajectory, the catch block ending as the failure says without reading the stored row',
     ],
     dropWhen: `${noRunStartedBefore(4)}; ${PATCH_REMOVAL}`,
+  },
+  {
+    id: Patch.Environments,
+    patch: true,
+    introducedIn: 5,
+    keepsWorking: 'runs started by releases 3-4: the math or code loop of the seed, judged by success alone (no environment, no `done`, rewards from success)',
+    keepsAlive: [
+      'src/workflows/trajectory.ts: trajectory, the tokenizePrompt and environmentStep calls without an environment (`environment` undefined)',
+      'src/workflows/trajectory.ts: shapedRewards, shapeReward for turns recorded without a reward',
+      'src/activities/tokenize-prompt.ts: firstTokens, the math or code prompt when no environment is named',
+      'src/activities/environment-step.ts: resultOf, the seed feedback and ±1 reward of turns judged without an environment step',
+    ],
+    dropWhen: `${noRunStartedBefore(5)}; ${PATCH_REMOVAL}`,
+  },
+  {
+    id: Patch.TurnAffinity,
+    patch: true,
+    introducedIn: 5,
+    keepsWorking: 'runs started by releases 3-4: every turn on the shared GPU queue',
+    keepsAlive: ['src/workflows/trajectory.ts: trajectory, `gpu.generate` on the shared queue when not patched'],
+    dropWhen: `${noRunStartedBefore(5)}; ${PATCH_REMOVAL}`,
   },
   {
     id: 'token-heartbeats',
