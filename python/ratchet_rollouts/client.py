@@ -88,13 +88,21 @@ class RolloutClient:
         *,
         tag: str | None = None,
         timeouts: Mapping[str, Any] | None = None,
+        environment: str | None = None,
+        environment_args: Mapping[str, Any] | None = None,
     ) -> list[SubmittedGroup]:
         """Submits each problem as a group of `samples` trajectories; they wait for admission under the run's
-        bound. Resubmitting a group starts nothing and comes back as a duplicate."""
+        bound. Resubmitting a group starts nothing and comes back as a duplicate. Each problem runs in its own
+        environment (its row's `environment` and `environment_args`) unless `environment` / `environment_args` say
+        otherwise for all of them."""
         planned = []
         for problem in problems:
             group = group_id(run.run_id, problem.qid, tag)
-            planned.append((group, problem, [trajectory_request(run, problem, group, samples, s, rollout, timeouts) for s in range(samples)]))
+            requests = [
+                trajectory_request(run, problem, group, samples, s, rollout, timeouts, environment=environment, environment_args=environment_args)
+                for s in range(samples)
+            ]
+            planned.append((group, problem, requests))
         # The run exists before any workflow starts: a consumer can ask for it at once, and settings that
         # contradict an existing run fail here rather than in every trajectory.
         await store.ensure_run(self.database, run)

@@ -17,6 +17,10 @@ Source = Literal["gsm8k", "math", "areal", "apps", "livecodebench"]
 MAX_FIELD_CHARS = 1_000_000
 MAX_QID_BYTES = 400
 _CONTROL = re.compile("[\u0000-\u001f\u007f-\u009f]")
+# As the request schema has it: an environment's name is part of a task queue's name.
+_ENVIRONMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: Environments that judge an answer against the gold: a row for any other may leave its answer out.
+JUDGED_BY_GOLD = ("math", "math-python-tool", "code")
 _LINE_BREAK = re.compile(rb"\r\n|\n|\r")
 # What the request may hold as JSON (Temporal's 2 MiB payload limit, less framing and what submission adds).
 _REQUEST_BYTES = 2 * 1024 * 1024 - 1024 - 4096
@@ -34,6 +38,11 @@ class Problem:
     task_id: int | None = None
     #: A code task's tests and limits (`{"tests": {"inputs", "outputs", "fnName"}, "timeoutS"?, "memoryMb"?}`).
     code: dict[str, Any] | None = None
+    #: The row's `environment`: `math`, `code`, `math-python-tool` or one served by `ratchet-env serve`; None: `code`
+    #: for a code task, `math` otherwise.
+    environment: str | None = None
+    #: The row's `environment_args`: what the environment needs beyond the problem (a game's range, a tool list).
+    environment_args: dict[str, Any] | None = None
 
 
 @dataclass
@@ -86,6 +95,28 @@ def _positive(row: dict[str, Any], name: str) -> float | None:
     return value
 
 
+def own_environment(environment: object) -> bool:
+    """The row names an environment that needs no gold answer (one served on its own task queue, a game)."""
+    return isinstance(environment, str) and environment not in JUDGED_BY_GOLD
+
+
+def _environment(row: dict[str, Any], problem: Problem) -> Problem:
+    """The problem with the row's `environment` and `environment_args` (any row shape may carry them)."""
+    if "environment" in row:
+        name = row["environment"]
+        if not isinstance(name, str):
+            raise RowProblem('"environment" must be a string')
+        if not _ENVIRONMENT_NAME.fullmatch(name):
+            raise RowProblem('"environment" must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit')
+        problem.environment = name
+    if "environment_args" in row:
+        args = row["environment_args"]
+        if not isinstance(args, dict):
+            raise RowProblem('"environment_args" must be an object')
+        problem.environment_args = args
+    return problem
+
+
 def _shape(row: dict[str, Any]) -> str | None:
     if row.get("task") == "code":
         return "areal_code"
@@ -104,6 +135,11 @@ def _shape(row: dict[str, Any]) -> str | None:
 
 def parse_row(row: dict[str, Any]) -> tuple[str | None, Problem]:
     """A row's own id (or None: the loader gives `<stem>-<line>`) and its problem with a placeholder qid."""
+    own_id, problem = _parse_shape(row)
+    return own_id, _environment(row, problem)
+
+
+def _parse_shape(row: dict[str, Any]) -> tuple[str | None, Problem]:
     shape = _shape(row)
     if shape is None:
         raise RowProblem(f"unknown row shape (keys: {', '.join(row) or 'none'})")
@@ -115,9 +151,11 @@ def parse_row(row: dict[str, Any]) -> tuple[str | None, Problem]:
             raise RowProblem('"answer" has no "#### <final answer>" line')
         return None, Problem("", question, [answer], "gsm8k", task_id)
     if shape == "math":
-        problem, answer, unique_id = _text(row, "problem"), _text(row, "answer"), _text(row, "unique_id", required=False)
-        assert problem is not None and answer is not None
-        return unique_id, Problem("", problem, [answer], "math", task_id)
+        # A row for an environment of its own (a game served by its worker) may have no answer: nothing judges one.
+        optional = "answer" not in row and own_environment(row.get("environment"))
+        problem, answer, unique_id = _text(row, "problem"), _text(row, "answer", required=not optional), _text(row, "unique_id", required=False)
+        assert problem is not None and (answer is not None or optional)
+        return unique_id, Problem("", problem, [] if answer is None else [answer], "math", task_id)
     if shape == "areal":
         query_id, prompt = _text(row, "query_id"), _text(row, "prompt")
         solutions = row.get("solutions")
@@ -171,9 +209,14 @@ def request_problem(problem: Problem) -> str | None:
         texts += problem.code["tests"]["inputs"] + problem.code["tests"]["outputs"]
     if any("\u0000" in t for t in texts):
         return "must not contain NUL (U+0000), which Postgres cannot store"
-    if not problem.code and not problem.gold:
+    if not problem.code and not problem.gold and not own_environment(problem.environment):
         return '"gold" must hold at least one gold answer'
-    size = len(json.dumps({"qid": problem.qid, "problem": problem.problem, "gold": problem.gold, "code": problem.code}).encode())
+    if problem.environment == "code" and not problem.code:
+        return '"code" is required by the `code` environment (the tests its answers run against)'
+    size = len(json.dumps({
+        "qid": problem.qid, "problem": problem.problem, "gold": problem.gold, "code": problem.code,
+        "environment": problem.environment, "environmentArgs": problem.environment_args,
+    }).encode())
     if size > _REQUEST_BYTES:
         return f"too large: its trajectory request would be about {size} bytes as JSON"
     return None

@@ -13,7 +13,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidTrajectoryRequest
-from .problems import Problem
+from .problems import Problem, own_environment
 from .run_config import RunConfig
 
 #: The CPU task queue the trajectory workflow runs on (src/task-queues.ts).
@@ -29,11 +29,16 @@ def trajectory_request(
     sample: int,
     rollout: Mapping[str, Any] | None = None,
     timeouts: Mapping[str, Any] | None = None,
+    environment: str | None = None,
+    environment_args: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One sample of a group: its id is `<group id>/<sample>`, also the workflow id."""
+    """One sample of a group: its id is `<group id>/<sample>`, also the workflow id. `environment` and
+    `environment_args`, when given, replace the problem's own (its row's `environment` / `environment_args`)."""
     if not 0 <= sample < samples:
         raise InvalidTrajectoryRequest(f"sample {sample} is outside a group of {samples}")
-    if not problem.code and not problem.gold:
+    environment = environment if environment is not None else problem.environment
+    args = environment_args if environment_args is not None else problem.environment_args
+    if not problem.code and not problem.gold and not own_environment(environment):
         raise InvalidTrajectoryRequest(f"problem {problem.qid} has no gold answer and no code tests")
     request: dict[str, Any] = {"trajectoryId": f"{group_id}/{sample}", "qid": problem.qid}
     if problem.task_id is not None:
@@ -42,6 +47,10 @@ def trajectory_request(
     request["gold"] = list(problem.gold)
     if problem.code:
         request["code"] = problem.code
+    if environment is not None:
+        request["environment"] = environment
+    if args is not None:
+        request["environmentArgs"] = dict(args)
     if rollout:
         request["options"] = dict(rollout)
     request["group"] = {"run": run.to_request(), "groupId": group_id, "size": samples, "sample": sample}

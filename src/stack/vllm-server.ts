@@ -39,7 +39,7 @@ export interface VllmMetrics {
  * /collective_rpc, /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly
  * python imports.
  */
-export async function startVllm(options: { port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean } = {}): Promise<RunningVllm> {
+export async function startVllm(options: { port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean; extraArgs?: readonly string[] } = {}): Promise<RunningVllm> {
   if (!existsSync(VLLM_PYTHON)) throw new Error(`no vLLM environment at ${VLLM_STATE}: run \`npm run setup:vllm\` first`);
   const port = options.port ?? await freePort();
   const log = path.join(os.tmpdir(), `ratchet-vllm-${port}-${Date.now()}.log`);
@@ -53,6 +53,8 @@ export async function startVllm(options: { port?: number; model?: string; dtype?
     // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
     // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
     '--enforce-eager', '--distributed-executor-backend', 'uni',
+    // A test's own flags, after the defaults (e.g. test/real-servers/turn-affinity.real.ts: prefix caching).
+    ...(options.extraArgs ?? []),
   ], {
     detached: true,
     stdio: ['ignore', out, out],

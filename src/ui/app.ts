@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { activeRuns } from '../store/run-status.js';
 import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
-import { listRuns, runCounters } from '../store/run-views.js';
+import { listRuns, runCountersAndServers } from '../store/run-views.js';
 import { listBatches } from '../store/batch-list.js';
 import { runSettings, trainingRunIds } from '../store/run-settings.js';
 import { runDisagreements } from '../store/status-disagreements.js';
@@ -46,10 +46,10 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   });
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [counters, charts, trajectories, disagreements] = await Promise.all([
-      runCounters(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
+    const [{ counters, servers }, charts, trajectories, disagreements] = await Promise.all([
+      runCountersAndServers(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
     ]);
-    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories), disagreements));
+    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories), disagreements, servers));
   });
   // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
   app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));
@@ -63,13 +63,13 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   });
   // What the run page polls: `curves` and `training` hold the numbers (each point with its sample count), `charts` every
   // chart drawn from them; `?compare=<run>` overlays another run's curves and adds its numbers as `compare`; `batches`
-  // the newest batches.
+  // the newest batches; `servers` turn affinity and the prefix cache (shares, null until something counts).
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [counters, charts, batches] = await Promise.all([
-      runCounters(pool, runId), loadRunCharts(pool, runId, c.req.query('compare') || undefined), listBatches(pool, runId),
+    const [{ counters, servers }, charts, batches] = await Promise.all([
+      runCountersAndServers(pool, runId), loadRunCharts(pool, runId, c.req.query('compare') || undefined), listBatches(pool, runId),
     ]);
-    return c.json({ counters, ...charts, batches, live: counters.running + counters.queued > 0 });
+    return c.json({ counters, servers, ...charts, batches, live: counters.running + counters.queued > 0 });
   });
   app.get('/groups/:groupId', async (c) => {
     const group = await loadGroupView(pool, c.req.param('groupId'));

@@ -176,6 +176,11 @@ window.RatchetUI = {
                   ? value.toPrecision(2)
                   : value.toFixed(1);
       }
+      // Turn affinity and prefix-cache shares, as runs-page.ts percentText writes them.
+      for (const [name, value] of Object.entries(view.servers || {})) {
+        const el = document.querySelector('[data-server-share="' + name + '"]');
+        if (el) el.textContent = typeof value === 'number' ? (value * 100).toFixed(1) + '%' : '–';
+      }
       this.charts(view.charts);
       if (view.batches) this.batches(view.batches);
       document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
