@@ -35,7 +35,8 @@ export interface VllmMetrics {
 
 /**
  * Starts `python -m vllm.entrypoints.openai.api_server` on 127.0.0.1 with the settings a 2-core CI machine
- * affords: a 1 GiB KV cache, a 2,048-token window, 8 sequences, processed logprobs. Dev mode exposes /pause,
+ * affords: a 1 GiB KV cache, a 2,048-token window, 8 sequences, processed logprobs, prefix caching with its hits
+ * reported. Dev mode exposes /pause,
  * /collective_rpc, /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly
  * python imports.
  */
@@ -53,6 +54,11 @@ export async function startVllm(options: { port?: number; model?: string; dtype?
     // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
     // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
     '--enforce-eager', '--distributed-executor-backend', 'uni',
+    // Turn affinity (issue 27) sends a trajectory's next turn back to the server holding its prefix: prefix caching on
+    // explicitly (not left to the release's default), and each streamed completion's final usage chunk reporting the
+    // prompt tokens served from it (`usage.prompt_tokens_details.cached_tokens`), stored with the turn for the run
+    // page's prefix-cache hit rate. Both are in the pinned vLLM (0.32); a test may turn them off below (--no-...).
+    '--enable-prefix-caching', '--enable-prompt-tokens-details',
     // A test's own flags, after the defaults (e.g. test/real-servers/turn-affinity.real.ts: prefix caching).
     ...(options.extraArgs ?? []),
   ], {

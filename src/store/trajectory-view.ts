@@ -31,6 +31,10 @@ export interface TurnView extends UnpackedTurn {
   info: Record<string, unknown> | null;
   /** The state the next step starts from (JSON, possibly big); absent when the environment kept none. */
   state?: unknown;
+  /** The server that generated the turn (its GPU workers' task queue, or its URL); null for turns stored before it was kept. */
+  servedBy: string | null;
+  /** Prompt tokens that server reported served from its prefix cache; null where it reports none. */
+  cachedTokens: number | null;
 }
 
 /** One observation message as stored with the turn. */
@@ -86,7 +90,7 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
 
 async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promise<Partial<TrajectoryView>> {
   const [monitor, texts] = await Promise.all([
-    pool.query('SELECT turn, version_start, version_end, success, verdict, answer_len FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
+    pool.query('SELECT turn, version_start, version_end, success, verdict, answer_len, served_by, cached_tokens FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
     pool.query('SELECT turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail, environment_step FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
   ]);
   const textOf = new Map(texts.rows.map((text) => [text.turn as number, text]));
@@ -108,6 +112,7 @@ async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promis
       versionStart: record?.version_start ?? null, versionEnd: record?.version_end ?? null,
       rawReward: row.raw_rewards?.[t] ?? null, reward: row.rewards?.[t] ?? null,
       ...environmentStepView(text?.environment_step),
+      servedBy: record?.served_by ?? null, cachedTokens: record?.cached_tokens ?? null,
     };
   });
   return {
@@ -134,6 +139,7 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
     success: o.verdict === null ? null : o.verdict === 'correct', finishReason: o.finish_reason,
     versionStart: o.version_start, versionEnd: o.version_end, rawReward: null, reward: null,
     ...environmentStepView(o.environment_step),
+    servedBy: o.served_by ?? null, cachedTokens: o.cached_tokens ?? null,
   }));
   const piece = checkpoint.rows[0];
   const generating = piece && !turns.some((t) => t.turn === piece.turn) ? {

@@ -41,10 +41,11 @@ export const TURN_SERVERS_SQL = `
            count(*) FILTER (WHERE turn >= 1 AND served_by IS NOT NULL AND previous_server IS NOT NULL),
            count(*) FILTER (WHERE turn >= 1 AND served_by = previous_server),
            count(cached_tokens),
-           coalesce(sum(least(cached_tokens, prompt_len)), 0),
+           -- least() ignores NULLs: an unreported count must not read as a full hit.
+           coalesce(sum(least(cached_tokens, prompt_len)) FILTER (WHERE cached_tokens IS NOT NULL), 0),
            coalesce(sum(prompt_len) FILTER (WHERE cached_tokens IS NOT NULL), 0),
            count(cached_tokens) FILTER (WHERE turn >= 1),
-           coalesce(sum(least(cached_tokens, prompt_len)) FILTER (WHERE turn >= 1), 0),
+           coalesce(sum(least(cached_tokens, prompt_len)) FILTER (WHERE turn >= 1 AND cached_tokens IS NOT NULL), 0),
            coalesce(sum(prompt_len) FILTER (WHERE turn >= 1 AND cached_tokens IS NOT NULL), 0)
     FROM (
       SELECT run_id, trajectory_id, turn, served_by, cached_tokens, prompt_len,

@@ -14,7 +14,8 @@ export function conversationText(details: TrajectoryDetails): string {
   view.turns.forEach((turn, t) => {
     const answer = details.answers[t]!;
     lines.push('', `── turn ${t + 1}: ${turn.verdict ?? 'not verified yet'} · ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'}`
-      + ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}`);
+      + ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}`
+      + (turn.servedBy === null && turn.cachedTokens === null ? '' : ` · server ${turn.servedBy ?? '–'} · cached ${turn.cachedTokens ?? '–'} of ${turn.contextLen}`));
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
     lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
     if (turn.verdictDetail) lines.push(`judge: ${turn.verdictDetail}`);

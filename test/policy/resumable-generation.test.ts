@@ -5,7 +5,7 @@ import { generateResumable } from '../../src/policy/resumable-generation.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 
 /** A scripted backend: each call plays the next script entry (chunks, then how the stream ends). */
-function scriptedBackend(script: { chunks: TokenChunk[]; end: 'stop' | 'length' | 'abort' }[]) {
+function scriptedBackend(script: { chunks: TokenChunk[]; end: 'stop' | 'length' | 'abort'; cachedTokens?: number }[]) {
   const requests: StreamRequest[] = [];
   const backend: InferenceBackend = {
     kind: 'sglang',
@@ -14,7 +14,7 @@ function scriptedBackend(script: { chunks: TokenChunk[]; end: 'stop' | 'length' 
       requests.push({ ...request, inputIds: [...request.inputIds] });
       const step = script.shift() ?? { chunks: [], end: 'abort' as const };
       for (const chunk of step.chunks) onChunk(chunk);
-      return { finishReason: step.end };
+      return { finishReason: step.end, ...(step.cachedTokens === undefined ? {} : { cachedTokens: step.cachedTokens }) };
     },
     topLogprobs: async () => [],
     abort: async () => undefined,
@@ -69,5 +69,18 @@ describe('resumable generation', () => {
     const seen: number[] = [];
     await generateResumable(backend, { context: [9], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' }, { ids: [], logprobs: [], versions: [] }, () => 0, (o) => seen.push(o.ids.length));
     expect(seen).toEqual([1, 2]);
+  });
+
+  it('reports the cached prompt tokens of the request that finished the turn, none where the server reports none', async () => {
+    const { backend } = scriptedBackend([
+      { chunks: [{ ids: [1], logprobs: [-1] }], end: 'abort', cachedTokens: 16 },
+      { chunks: [{ ids: [2], logprobs: [-1] }], end: 'stop', cachedTokens: 48 },
+    ]);
+    const request = { context: [9, 9], maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: 'r' };
+    const resumed = await generateResumable(backend, request, { ids: [], logprobs: [], versions: [] }, () => 0, () => undefined);
+    expect(resumed.cachedTokens).toBe(48);
+    const silent = await generateResumable(scriptedBackend([{ chunks: [{ ids: [1], logprobs: [-1] }], end: 'stop' }]).backend, request,
+      { ids: [], logprobs: [], versions: [] }, () => 0, () => undefined);
+    expect(silent).not.toHaveProperty('cachedTokens');
   });
 });

@@ -47,6 +47,11 @@ describe('SglangBackend against fake SGLang', () => {
     });
   });
 
+  it('reports the prompt tokens the server served from its prefix cache (meta_info.cached_tokens)', async () => {
+    expect(await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'cached' }, () => undefined))
+      .toEqual({ finishReason: expect.any(String), cachedTokens: 0 });
+  });
+
   it('reports no weight version while the server reports "default"', async () => {
     const versions: Array<number | undefined> = [];
     await backend.generate({ inputIds: [5, 6], maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: 'unversioned' }, (chunk) => versions.push(chunk.weightVersion));

@@ -62,4 +62,16 @@ describe('SGLang stream decoding', () => {
     expect(() => new SglangStreamDecoder('u').decode(chunk([1, 2], [1, 9], 2))).toThrow(PolicyProtocolError);
     expect(() => new SglangStreamDecoder('u').decode({ meta_info: 'nope' })).toThrow(PolicyProtocolError);
   });
+
+  it('keeps the prompt tokens the server reports served from its prefix cache (meta_info.cached_tokens), absent where it reports none', () => {
+    const decoder = new SglangStreamDecoder('http://sglang');
+    expect(decoder.cachedTokens).toBeUndefined();
+    decoder.decode(chunk([1, 2], [1, 2], 2, { prompt_tokens: 40, cached_tokens: 32 }));
+    expect(decoder.cachedTokens).toBe(32);
+    decoder.decode(chunk([1, 2, 3], [1, 2, 3], 3, { prompt_tokens: 40, cached_tokens: 32, finish_reason: { type: 'stop' } }));
+    expect(decoder.cachedTokens).toBe(32);
+    const silent = new SglangStreamDecoder('http://sglang');
+    silent.decode(chunk([1], [1], 1, { finish_reason: { type: 'stop' } }));
+    expect(silent.cachedTokens).toBeUndefined();
+  });
 });

@@ -3,6 +3,8 @@ import type { Problem } from '../../src/datasets/index.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
+import { SglangBackend } from '../../src/policy/sglang-backend.js';
+import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 import { feedbackTokens, promptIds } from '../../src/tokens/conversation-tokens.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 
@@ -146,5 +148,17 @@ describe('simulated policy prefix cache', () => {
     const other = [...tok.encode('A different opening.'), ...filler];
     await generate(policy, other, 8);
     expect(performance.now() - sent).toBeGreaterThanOrEqual(0.8 * (other.length / 2_000) * 1000);
+  });
+
+  it('reaches the generate activity through the SGLang backend: a next turn on the same server reports its prefix cached', async () => {
+    const policy = await start();
+    const backend = new SglangBackend(policy.url);
+    const ids: number[] = [];
+    const first = await backend.generate({ inputIds: prompt, maxNewTokens: 64, sampling: DEFAULT_SAMPLING, requestId: 'turn-0' }, (chunk) => ids.push(...chunk.ids));
+    expect(first.cachedTokens).toBe(0);
+    const next = [...prompt, ...ids, ...prompt];
+    const second = await backend.generate({ inputIds: next, maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: 'turn-1' }, () => undefined);
+    expect(second.cachedTokens).toBeGreaterThan(0);
+    expect(second.cachedTokens).toBeLessThanOrEqual(prompt.length + ids.length);
   });
 });

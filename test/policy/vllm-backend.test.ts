@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../../src/policy/policy-errors.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
@@ -38,7 +40,7 @@ describe('VllmBackend against fake vLLM', () => {
     await backend.generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling, requestId: 'turn-1/0' }, () => undefined);
     expect(fake.served('turn-1/0')!.body).toEqual({
       model: FAKE_VLLM_MODEL, prompt: [1, 2, 3], max_tokens: 4, temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1,
-      presence_penalty: 0, frequency_penalty: 0, logprobs: 1, return_tokens_as_token_ids: true, stream: true,
+      presence_penalty: 0, frequency_penalty: 0, logprobs: 1, return_tokens_as_token_ids: true, stream: true, stream_options: { include_usage: true },
     });
   });
 
@@ -103,5 +105,72 @@ describe('VllmBackend against fake vLLM', () => {
   it('refuses streamed tokens that are text instead of token ids', () => {
     const chunk = { choices: [{ index: 0, text: 'Hi', logprobs: { tokens: ['Hi'], token_logprobs: [-0.1] }, finish_reason: null }] };
     expect(() => decodeVllmChunk('http://vllm', chunk)).toThrow(PolicyProtocolError);
+  });
+});
+
+describe('vLLM prefix-cache hits (issue 27)', () => {
+  // As vLLM 0.32 streams it (completion/serving.py, exclude_none): the usage chunk after the finish reason, with
+  // prompt_tokens_details only on a server started with --enable-prompt-tokens-details.
+  const finishChunk = {
+    id: 'cmpl-9d1c', object: 'text_completion', created: 1764100000, model: 'Qwen/Qwen3-0.6B',
+    choices: [{ index: 0, text: '', logprobs: { text_offset: [0], token_logprobs: [-0.25], tokens: ['token_id:151645'], top_logprobs: [{ 'token_id:151645': -0.25 }] }, finish_reason: 'stop', stop_reason: null }],
+  };
+  const usageChunk = {
+    id: 'cmpl-9d1c', object: 'text_completion', created: 1764100000, model: 'Qwen/Qwen3-0.6B', choices: [],
+    usage: { prompt_tokens: 52, total_tokens: 60, completion_tokens: 8, prompt_tokens_details: { cached_tokens: 48 } },
+  };
+
+  it('reads cached_tokens from the usage chunk, and nothing from one without prompt_tokens_details', () => {
+    expect(decodeVllmChunk('http://vllm', usageChunk)).toEqual({ cachedTokens: 48 });
+    expect(decodeVllmChunk('http://vllm', { ...usageChunk, usage: { prompt_tokens: 52, total_tokens: 60, completion_tokens: 8 } })).toEqual({});
+    expect(decodeVllmChunk('http://vllm', { ...usageChunk, usage: { ...usageChunk.usage, prompt_tokens_details: null } })).toEqual({});
+    expect(decodeVllmChunk('http://vllm', finishChunk)).toEqual({ chunk: { ids: [151645], logprobs: [-0.25] }, finishReason: 'stop' });
+  });
+
+  it('asks for the usage chunk and reports the server\'s cached prompt tokens per request', async () => {
+    const fake = await startFakeVllm({ promptTokensDetails: true, outputLength: 4 });
+    try {
+      const backend = new VllmBackend(fake.url);
+      const prompt = Array.from({ length: 40 }, (_, i) => 1000 + i);
+      const first = await backend.generate({ inputIds: prompt, maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'cache-1' }, () => undefined);
+      const second = await backend.generate({ inputIds: [...prompt, 7, 7], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'cache-2' }, () => undefined);
+      expect(first).toEqual({ finishReason: 'stop', cachedTokens: 0 });
+      expect(second).toEqual({ finishReason: 'stop', cachedTokens: 32 });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('reports none from a server started without --enable-prompt-tokens-details', async () => {
+    const fake = await startFakeVllm({ outputLength: 4 });
+    try {
+      const end = await new VllmBackend(fake.url).generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: 'no-details' }, () => undefined);
+      expect(end).toEqual({ finishReason: 'stop' });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('keeps a finished turn whose connection drops, or whose usage chunk is garbled, after the finish reason', async () => {
+    for (const after of ['drop', 'garbled'] as const) {
+      const server = http.createServer((request, response) => {
+        if (request.url === '/v1/models') return void response.end(JSON.stringify({ data: [{ id: 'Qwen/Qwen3-0.6B', max_model_len: 4096 }] }));
+        request.resume();
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(`data: ${JSON.stringify(finishChunk)}\n\n`);
+        if (after === 'drop') setTimeout(() => response.socket?.destroy(), 20);
+        else response.end('data: {"choices": "not a list"}\n\ndata: [DONE]\n\n');
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const ids: number[] = [];
+        const end = await new VllmBackend(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+          .generate({ inputIds: [1, 2, 3], maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: after }, (chunk) => ids.push(...chunk.ids));
+        expect([after, end, ids]).toEqual([after, { finishReason: 'stop' }, [151645]]);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
   });
 });

@@ -142,7 +142,7 @@ function turnSection(id: string, turn: TurnView, answer: AnswerParts, view: Traj
   return html`<section class="turn" data-turn="${turn.turn}">
 <h3>Turn ${turn.turn + 1} <span class="verdict ${turn.verdict ?? ''}">${turn.verdict ?? 'not verified yet'}</span>
  <span class="muted">· ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'} · context ${turn.contextLen}
- · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${fixed(turn.rawReward)} · return ${fixed(turn.reward)}</span>
+ · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${fixed(turn.rawReward)} · return ${fixed(turn.reward)}${serverText(turn)}</span>
  <a href="${trajectoryHref(id)}/turns/${turn.turn}/tokens">tokens</a></h3>
 ${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning (&lt;think&gt;, ${answer.reasoning.length} characters)</summary><pre>${answer.reasoning}</pre></details>` : ''}
 <pre class="answer">
@@ -153,6 +153,13 @@ ${turn.verdictDetail ? detailSection(turn.verdictDetail) : ''}
 ${observationsSection(turn, feedbackLabel(view, t, turn.observations === null ? 'Feedback' : 'Observations'))}
 ${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
 </section>`;
+}
+
+/** The server that generated the turn and its prefix-cache hit, where known (turns stored before issue 27 have neither). */
+function serverText(turn: TurnView): Html | string {
+  if (turn.servedBy === null && turn.cachedTokens === null) return '';
+  return html` · server <span class="served-by">${turn.servedBy ?? '–'}</span> · cached <span class="cached-tokens"
+ title="prompt tokens the server reported served from its prefix cache, of the turn's context">${turn.cachedTokens ?? '–'}</span>`;
 }
 
 /** Why the judge decided: the failing test, its expected against actual output side by side, or the traceback. */

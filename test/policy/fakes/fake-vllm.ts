@@ -17,6 +17,12 @@ export interface FakeVllmOptions {
   chunkTokens?: number;
   chunkDelayMs?: number;
   devMode?: boolean;
+  /**
+   * As a server started with --enable-prompt-tokens-details: the usage chunk (sent with stream_options.include_usage)
+   * reports `prompt_tokens_details.cached_tokens`, here the prompt's leading tokens shared with the last prompt served,
+   * in whole 16-token blocks (a prefix cache's unit).
+   */
+  promptTokensDetails?: boolean;
 }
 
 export const FAKE_VLLM_MODEL = 'Qwen/Qwen3-0.6B';
@@ -31,6 +37,7 @@ const completionBody = z.object({
   logprobs: z.number().int().min(0).nullish(),
   return_tokens_as_token_ids: z.boolean().nullish(),
   stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
 }).passthrough();
 const rpcBody = z.object({ method: z.string(), args: z.array(z.string()).default([]), kwargs: z.record(z.string(), z.string()).default({}) });
 
@@ -45,6 +52,7 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
   // A restarted server may serve another name (the model directory, by default).
   let model = FAKE_VLLM_MODEL;
   let weightVersion = 'default';
+  let lastPrompt: number[] = [];
 
   const server = await listen(async (request, body, response) => {
     const [path, query = ''] = (request.url ?? '').split('?');
@@ -100,17 +108,24 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     if (maxTokens < 1) return error(response, 400, 'BadRequestError', `max_tokens must be at least 1, got ${maxTokens}. (parameter=max_tokens, value=${maxTokens})`);
     if (!completion.stream) return error(response, 400, 'BadRequestError', 'the fake only streams');
     const output = fakeOutput(promptIds, options.outputLength ?? 40, maxTokens, FAKE_VLLM_EOS);
+    let shared = 0;
+    while (shared < promptIds.length && shared < lastPrompt.length && promptIds[shared] === lastPrompt[shared]) shared++;
+    const cachedTokens = Math.floor(shared / 16) * 16;
+    lastPrompt = promptIds;
     const abort = new AbortController();
     streams.add(abort);
     startEvents(response);
     try {
-      record.end = await stream(response, output, completion, abort.signal, record);
+      record.end = await stream(response, output, completion, abort.signal, record, { promptTokens: promptIds.length, cachedTokens });
     } finally {
       streams.delete(abort);
     }
   }
 
-  async function stream(response: http.ServerResponse, output: ReturnType<typeof fakeOutput>, completion: z.infer<typeof completionBody>, signal: AbortSignal, record: ServedRequest): Promise<ServedRequest['end']> {
+  async function stream(
+    response: http.ServerResponse, output: ReturnType<typeof fakeOutput>, completion: z.infer<typeof completionBody>, signal: AbortSignal, record: ServedRequest,
+    usage: { promptTokens: number; cachedTokens: number },
+  ): Promise<ServedRequest['end']> {
     let sent = 0;
     while (sent < output.ids.length) {
       if (!(await pause(options.chunkDelayMs ?? 10, response, signal))) {
@@ -128,6 +143,16 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
       sent = end;
     }
     if (sent < output.ids.length) sendEvent(response, chunk(output, sent, sent, completion, 'abort'));
+    // completion_stream_generator's final usage chunk: no choices, after the finish reason, before [DONE].
+    if (completion.stream_options?.include_usage && !response.destroyed) {
+      sendEvent(response, {
+        id: 'cmpl-fake', object: 'text_completion', created: 0, model, choices: [], system_fingerprint: 'vllm-fake',
+        usage: {
+          prompt_tokens: usage.promptTokens, total_tokens: usage.promptTokens + sent, completion_tokens: sent,
+          ...(options.promptTokensDetails ? { prompt_tokens_details: { cached_tokens: usage.cachedTokens } } : {}),
+        },
+      });
+    }
     if (!response.destroyed) response.end('data: [DONE]\n\n');
     return sent < output.ids.length ? 'abort' : output.finish;
   }

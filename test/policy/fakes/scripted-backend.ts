@@ -7,6 +7,8 @@ export interface ScriptedAnswer {
   logprob?: number;
   chunk?: number;
   weightVersion?: number;
+  /** The prompt tokens the server reports served from its prefix cache (none reported when absent). */
+  cachedTokens?: number;
 }
 
 /**
@@ -27,7 +29,7 @@ export class ScriptedBackend implements InferenceBackend {
       const ids = answer.ids.slice(start, start + size);
       onChunk({ ids, logprobs: ids.map(() => answer.logprob ?? -0.5), ...(answer.weightVersion === undefined ? {} : { weightVersion: answer.weightVersion }) });
     }
-    return { finishReason: 'stop' };
+    return { finishReason: 'stop', ...(answer.cachedTokens === undefined ? {} : { cachedTokens: answer.cachedTokens }) };
   }
 
   async topLogprobs(): Promise<TopLogprob[]> {
