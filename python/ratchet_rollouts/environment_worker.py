@@ -8,7 +8,9 @@ The trajectory workflow calls two activities on `ratchet-env-<name>`, with JSON 
   "info", "state"}`
 
 Nothing outlives a call (the state travels with the workflow), so workers can be added, removed or killed at any
-time. Failures reach the workflow typed: `EnvironmentDataError` (non-retryable) for `EnvironmentFailure(...,
+time. Each call heartbeats every `HEARTBEAT_INTERVAL_S` (2 s) while it runs: the workflow gives resets and steps a
+heartbeat timeout (`environmentHeartbeatSeconds`, 10 s by default), so a killed worker's step is retried on another
+within seconds. Failures reach the workflow typed: `EnvironmentDataError` (non-retryable) for `EnvironmentFailure(...,
 "data")`; `EnvironmentError` for anything else, retryable when it came from the environment's code (the workflow
 bounds the attempts), non-retryable when the environment answered something the workflow cannot use (a malformed
 result, a state that is not JSON), since a retry of deterministic code would answer the same.

@@ -28,6 +28,10 @@ def as_typescript(problem: Any) -> dict[str, Any]:
         out["taskId"] = fields["task_id"]
     if fields["code"] is not None:
         out["code"] = fields["code"]
+    if fields["environment"] is not None:
+        out["environment"] = fields["environment"]
+    if fields["environment_args"] is not None:
+        out["environmentArgs"] = fields["environment_args"]
     return out
 
 

@@ -23,7 +23,8 @@ let scratch: string;
 // The shared corpus both loaders must agree on: the shipped samples, the edge cases, and shared/data when present.
 const SHARED_DATA = path.resolve('../shared/data');
 const CORPUS = [
-  'data/sample.jsonl', 'data/mixed-sample.jsonl', 'data/code-sample.jsonl', 'python/tests/corpus/edge-cases.jsonl',
+  'data/sample.jsonl', 'data/mixed-sample.jsonl', 'data/code-sample.jsonl', 'data/guess-number-sample.jsonl', 'data/tool-sample.jsonl',
+  'python/tests/corpus/edge-cases.jsonl',
   ...(existsSync(SHARED_DATA) ? ['gsm8k_test.jsonl', 'math500.jsonl'].map((name) => path.join(SHARED_DATA, name)).filter(existsSync) : []),
 ].map((file) => path.resolve(file));
 
@@ -52,7 +53,10 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
     await mkdir(problemsDir, { recursive: true });
     for (const [i, file] of CORPUS.entries()) {
       const { problems, errors } = await loadDataset(file);
-      const plain = problems.map(({ qid, problem, gold, source, taskId, code }) => ({ qid, problem, gold, source, ...(taskId === undefined ? {} : { taskId }), ...(code ? { code } : {}) }));
+      const plain = problems.map(({ qid, problem, gold, source, taskId, code, environment, environmentArgs }) => ({
+        qid, problem, gold, source, ...(taskId === undefined ? {} : { taskId }), ...(code ? { code } : {}),
+        ...(environment === undefined ? {} : { environment }), ...(environmentArgs === undefined ? {} : { environmentArgs }),
+      }));
       await writeFile(path.join(problemsDir, `${i}.json`), JSON.stringify({ file, problems: plain, errorLines: errors.map((e) => e.line) }));
     }
     const requestsFile = path.join(scratch, 'python-requests.json');
