@@ -4,8 +4,9 @@
 // first sent to the server of the turn before (the default). Each server reports every request it served (its
 // rid names the trajectory and turn), so the numbers are exact: which server served each turn, its cached tokens,
 // how long it held the server.
-//   npm run bench:affinity -- [--trajectories 64] [--servers 4] [--slots 8] [--turns 5] [--decode 500]
-//                             [--prefill 4000] [--reasoning 1000] [--phases shared,affinity] [--json file]
+//   npm run bench:affinity -- [--trajectories 128] [--servers 4] [--slots 8] [--turns 5] [--decode 500]
+//                             [--prefill 4000] [--reasoning 1000] [--batch <slots>] [--cache 2000000] [--chunk 32]
+//                             [--phases shared,affinity] [--json file] [--limit 240]
 // Prints a table, then one JSON object (also written to --json's file when given).
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -25,7 +26,7 @@ import { pollUntil } from '../src/timing/poll-until.js';
 
 const args = parseArgs(process.argv.slice(2));
 const S = {
-  trajectories: num('trajectories', 64),
+  trajectories: num('trajectories', 128),
   servers: num('servers', 4),
   slots: num('slots', 8),
   turns: num('turns', 5),
@@ -37,6 +38,8 @@ const S = {
   reasoningTokens: num('reasoning', 1000),
   prefixCacheTokens: num('cache', 2_000_000),
   chunkTokens: num('chunk', 32),
+  /** Requests a server runs at once (vLLM's max-num-seqs); more wait at the server. The GPU worker's slots unless given. */
+  batch: args.has('batch') ? num('batch', 8) : undefined,
   phases: (args.get('phases') ?? 'shared,affinity').split(',') as Phase[],
   json: args.get('json'),
   limitSeconds: num('limit', 240),
@@ -58,6 +61,8 @@ interface TurnRow {
   /** Leading prompt tokens in whole blocks that the previous turn's prompt and output hold (what its server can have cached). */
   possibleTokens: number;
   previousServer?: number;
+  /** From the previous turn's last byte to this turn's arrival at a server, ms. */
+  gapMs?: number;
 }
 
 async function runPhase(stack: SimulatedStack, phase: Phase, index: number) {
@@ -94,7 +99,7 @@ function policyConfig(seed: number): SimulatedPolicyConfig {
   return {
     ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, seed, seedPerRequest: true,
     tokensPerSecond: S.decodeTokensPerSecond, reasoningTokens: S.reasoningTokens, chunkTokens: S.chunkTokens, incrementalStreamingOutput: true,
-    prefixCacheTokens: S.prefixCacheTokens, prefillTokensPerSecond: S.prefillTokensPerSecond,
+    prefixCacheTokens: S.prefixCacheTokens, prefillTokensPerSecond: S.prefillTokensPerSecond, maxRunningRequests: S.batch ?? S.slots,
   };
 }
 
@@ -108,12 +113,13 @@ async function untilOwnQueuePolled(client: Client, taskQueue: string): Promise<v
   }, { what: `a poller on ${taskQueue}`, timeoutMs: 30_000, intervalMs: 100, fatal: () => true, done: (polled) => polled });
 }
 
-/** trajectoryId/turn/attempt, as the GPU worker names its requests. */
-function parseRid(rid: string): { trajectoryId: string; turn: number; attempt: number } {
+/** trajectoryId/turn/attempt/segment, as the GPU worker names its requests (a new segment after an abort). */
+function parseRid(rid: string): { trajectoryId: string; turn: number; attempt: number; segment: number } {
   const parts = rid.split('/');
+  const segment = Number(parts.pop());
   const attempt = Number(parts.pop());
   const turn = Number(parts.pop());
-  return { trajectoryId: parts.join('/'), turn, attempt };
+  return { trajectoryId: parts.join('/'), turn, attempt, segment };
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {
@@ -125,18 +131,24 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
 
 function summarise(phase: Phase, served: Served[], completed: number, startedMs: number, endedMs: number, cacheCounters: { queries: number; hits: number }[]) {
   const wallSeconds = (endedMs - startedMs) / 1000;
-  // The request that produced each turn: the last attempt's (no faults here, so normally the only one).
-  const final = new Map<string, Served>();
+  // Each turn's requests of its last attempt (no faults here, so normally one): the first segment's prompt is the
+  // turn's context; the last segment's prompt and output are what the server holds after it.
+  const final = new Map<string, { first: Served; last: Served }>();
+  const order = (s: Served) => { const r = parseRid(s.record.rid); return r.attempt * 1e6 + r.segment; };
   for (const s of served) {
     const { trajectoryId, turn, attempt } = parseRid(s.record.rid);
     const key = `${trajectoryId}#${turn}`;
     const before = final.get(key);
-    if (!before || parseRid(before.record.rid).attempt < attempt) final.set(key, s);
+    if (!before || parseRid(before.last.record.rid).attempt < attempt) final.set(key, { first: s, last: s });
+    else if (parseRid(before.last.record.rid).attempt === attempt) {
+      if (order(s) < order(before.first)) before.first = s;
+      if (order(s) > order(before.last)) before.last = s;
+    }
   }
   const rows: TurnRow[] = [];
-  for (const [key, s] of final) {
+  for (const { first: s } of final.values()) {
     const { trajectoryId, turn } = parseRid(s.record.rid);
-    const previous = turn > 0 ? final.get(`${trajectoryId}#${turn - 1}`) : undefined;
+    const previous = turn > 0 ? final.get(`${trajectoryId}#${turn - 1}`)?.last : undefined;
     const input = s.record.inputIds;
     // What the previous turn's server cached: its prompt and every output token but the last (prefix-cache.ts), in whole
     // blocks, and never the prompt's last token (the server always computes it).
@@ -145,8 +157,8 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
     rows.push({
       trajectoryId, turn, server: s.server, promptTokens: input.length, cachedTokens: s.record.cachedTokens ?? 0,
       possibleTokens: previous ? Math.floor(common / PREFIX_BLOCK_TOKENS) * PREFIX_BLOCK_TOKENS : 0, previousServer: previous?.server,
+      gapMs: previous?.record.endedMs === undefined ? undefined : s.record.arrivedMs - previous.record.endedMs,
     });
-    void key;
   }
   const later = rows.filter((r) => r.turn >= 1);
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -154,15 +166,20 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
   const hits = sum(later.map((r) => r.cachedTokens));
   const possible = sum(later.map((r) => r.possibleTokens));
   const onPrevious = later.filter((r) => r.previousServer === r.server).length;
+  const gaps = later.flatMap((r) => (r.gapMs === undefined ? [] : [r.gapMs])).sort((a, b) => a - b);
+  const quantile = (q: number) => round(gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))] ?? 0, 0);
 
-  // Busy slot-seconds: each request holds a slot of its server from arrival to its last byte.
+  // Busy slot-seconds: a request holds a place in its server's batch from being scheduled to its last byte; before, it
+  // waits at the server (sent there by a GPU worker holding more turns than the batch has places).
   const busy = Array.from({ length: S.servers }, () => 0);
   const peak = Array.from({ length: S.servers }, () => 0);
   const turnsPerServer = Array.from({ length: S.servers }, () => 0);
+  const queued = Array.from({ length: S.servers }, () => 0);
   for (let server = 0; server < S.servers; server++) {
     const mine = served.filter((s) => s.server === server);
     turnsPerServer[server] = mine.length;
-    busy[server] = sum(mine.map((s) => ((s.record.endedMs ?? endedMs) - s.record.arrivedMs) / 1000));
+    busy[server] = sum(mine.map((s) => ((s.record.endedMs ?? endedMs) - (s.record.scheduledMs ?? s.record.arrivedMs)) / 1000));
+    queued[server] = sum(mine.map((s) => ((s.record.scheduledMs ?? s.record.arrivedMs) - s.record.arrivedMs) / 1000));
     const events = mine.flatMap((s) => [[s.record.arrivedMs, 1], [s.record.endedMs ?? endedMs, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let now = 0;
     for (const [, delta] of events) peak[server] = Math.max(peak[server]!, now += delta);
@@ -179,12 +196,17 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
     prefilledTokensAfterFirst: prompt - hits,
     prefillSecondsAfterFirst: round((prompt - hits) / S.prefillTokensPerSecond, 1),
     onPreviousServer: round(onPrevious / later.length),
+    /** Between a turn's end at its server and the next turn's arrival at one (CPU work, Temporal, and any fallback wait). */
+    gapBetweenTurnsMs: { p50: quantile(0.5), p90: quantile(0.9), p99: quantile(0.99), max: round(gaps.at(-1) ?? 0, 0) },
     servers: busy.map((b, server) => ({
-      server, turns: turnsPerServer[server], busySlotSeconds: round(b, 1), utilisation: round(utilisation[server]!), peakConcurrent: peak[server],
+      server, turns: turnsPerServer[server], busySlotSeconds: round(b, 1), utilisation: round(utilisation[server]!), peakInFlight: peak[server],
+      queuedSeconds: round(queued[server]!, 1),
     })),
     utilisationMaxOverMin: round(Math.max(...busy) / Math.min(...busy)),
     meanUtilisation: round(sum(utilisation) / S.servers),
-    maxPeakConcurrent: Math.max(...peak),
+    maxPeakInFlight: Math.max(...peak),
+    /** Seconds turns waited at a server for a place in its batch, all servers. */
+    queuedAtServerSeconds: round(sum(queued), 1),
     /** The servers' own counters (vLLM's prefix_cache_hits_total), every request: a cross-check of the per-request sums. */
     serverCounterHits: counterHits, perRequestHits: sum(served.map((s) => s.record.cachedTokens ?? 0)),
   };
@@ -203,10 +225,12 @@ function table(results: PhaseResult[]): void {
     ['tokens prefilled (uncached), all turns', (r) => r.prefilledTokens.toLocaleString('en-US'), ''],
     ['tokens prefilled, turns ≥ 2', (r) => `${r.prefilledTokensAfterFirst.toLocaleString('en-US')} (${r.prefillSecondsAfterFirst} s)`, ''],
     ['turns ≥ 2 on their previous server', (r) => pct(r.onPreviousServer), ''],
+    ['gap between turns p50 / p90 / max', (r) => `${r.gapBetweenTurnsMs.p50} / ${r.gapBetweenTurnsMs.p90} / ${r.gapBetweenTurnsMs.max} ms`, ''],
     ['slot utilisation per server', (r) => r.servers.map((s) => pct(s.utilisation)).join(' '), ''],
     ['busy slot-s max ÷ min', (r) => r.utilisationMaxOverMin.toFixed(2), `≤ ${TARGETS.utilisationMaxOverMin}`],
     ['turns per server', (r) => r.servers.map((s) => s.turns).join(' '), ''],
-    ['peak concurrent requests per server', (r) => r.servers.map((s) => s.peakConcurrent).join(' '), `slots ${S.slots}`],
+    ['peak requests in flight per server', (r) => r.servers.map((s) => s.peakInFlight).join(' '), `batch ${S.batch ?? S.slots}`],
+    ['turn-s waiting at a server (batch full)', (r) => `${r.queuedAtServerSeconds} s`, ''],
   ];
   const headers = ['', ...results.map((r) => r.phase === 'shared' ? 'shared queue' : 'turn affinity'), 'target'];
   const cells = lines.map(([name, value, target]) => [name, ...results.map(value), target]);

@@ -4,6 +4,8 @@ import { CODE_INSTRUCTION, codeUserMessage, isRenderedPrompt } from '../../token
 import type { Problem } from '../../datasets/index.js';
 import { writeAnswer } from './answer-writer.js';
 import { writeCodeAnswer } from './code-answer-writer.js';
+import { writeEnvironmentAnswer } from './environment-answer-writer.js';
+import { TOOL_INSTRUCTION } from '../../environments/math-python-tool.js';
 import { correctProbabilityAt, type SimulatedPolicyConfig } from './policy-config.js';
 import { returnedLogprobs, type TopCandidates } from './returned-logprobs.js';
 import type { SamplingParameters } from '../../trajectory/sampling.js';
@@ -24,10 +26,13 @@ export class AnswerBook {
   private readonly byMessage = new Map<string, string[]>();
   private readonly codeByMessage = new Map<string, Problem>();
   private readonly codeByRenderedPrompt: Problem[] = [];
+  /** Math problems as the `math-python-tool` environment asks them (any math problem may be run in it). */
+  private readonly toolByMessage = new Map<string, string[]>();
 
   constructor(problems: readonly Problem[]) {
     for (const problem of problems) {
       if (!problem.code) this.byMessage.set(mathUserMessage(problem.problem), problem.gold);
+      if (!problem.code) this.toolByMessage.set(`${problem.problem}\n\n${TOOL_INSTRUCTION}`, problem.gold);
       else if (isRenderedPrompt(problem.problem)) this.codeByRenderedPrompt.push(problem);
       else this.codeByMessage.set(codeUserMessage(problem.problem), problem);
     }
@@ -41,6 +46,15 @@ export class AnswerBook {
       for (const [message, problem] of this.codeByMessage) if (head.endsWith(message)) return problem;
     }
     return this.codeByRenderedPrompt.find((problem) => decodedContext.startsWith(problem.problem));
+  }
+
+  /** Finds a math problem asked with the `math-python-tool` instruction. */
+  lookUpTool(decodedContext: string): string[] | undefined {
+    const end = decodedContext.indexOf(TOOL_INSTRUCTION);
+    if (end < 0) return undefined;
+    const head = decodedContext.slice(0, end + TOOL_INSTRUCTION.length);
+    for (const [message, gold] of this.toolByMessage) if (head.endsWith(message)) return gold;
+    return undefined;
   }
 
   /** Finds the problem in a decoded context: the first user message is rendered verbatim by every chat template. */
@@ -76,7 +90,8 @@ export function simulateGeneration(
   const correct = random() < correctProbabilityAt(config, turn);
   const sentences = Math.max(1, Math.round((config.reasoningTokens / 12) * (0.5 + random())));
   const codeProblem = book.lookUpCode(decoded);
-  const text = codeProblem ? writeCodeAnswer(codeProblem, correct, random) : writeAnswer(book.lookUp(decoded), correct, sentences, random);
+  const text = codeProblem ? writeCodeAnswer(codeProblem, correct, random)
+    : writeEnvironmentAnswer(decoded, (context) => book.lookUpTool(context), correct, sentences, random) ?? writeAnswer(book.lookUp(decoded), correct, sentences, random);
   const ids = [...tokenizer.encode(text), tokenizer.eosTokenId];
   const outputIds = ids.slice(0, maxNewTokens);
   const drawn = outputIds.map(() => -Math.abs(gaussian(random)) * 0.35);

@@ -26,6 +26,11 @@ export interface SimulatedPolicyConfig {
    */
   seedPerRequest?: boolean;
   /**
+   * Draws each answer from its context alone (as a logprob query is): the same context gets the same answer under
+   * any request id, so two trajectories whose prompts and observations agree token for token generate the same.
+   */
+  seedPerContext?: boolean;
+  /**
    * What its logprobs are of: `processed` (default), the request's sampling distribution, as vLLM started with
    * `--logprobs-mode processed_logprobs`; `raw`, the model's own whatever the sampling, as vLLM by default.
    */
@@ -41,6 +46,12 @@ export interface SimulatedPolicyConfig {
    * at this speed. Default 0: prefill takes no time, cached or not.
    */
   prefillTokensPerSecond?: number;
+  /**
+   * Requests it runs at once, as vLLM's `--max-num-seqs` or SGLang's `--max-running-requests`: more wait in arrival
+   * order until one ends (a waiting request is not yet prefilled nor looked up in the prefix cache). Default 0: no
+   * limit, every request runs at `tokensPerSecond` however many there are.
+   */
+  maxRunningRequests?: number;
 }
 
 /** About what an 80 GB GPU holds for a 7B model's KV cache. */

@@ -10,8 +10,9 @@ export interface SimulatedRequestRecord {
   end?: 'stop' | 'length' | 'abort' | 'disconnect' | 'drop' | 'error' | 'hang' | 'rejected';
   /** Leading prompt tokens found in the prefix cache, once it was scheduled. */
   cachedTokens?: number;
-  /** When it arrived and when it ended (`performance.now()` of the server's process). */
+  /** When it arrived, started running (past `maxRunningRequests`' queue) and ended (`performance.now()` of the server's process). */
   arrivedMs: number;
+  scheduledMs?: number;
   endedMs?: number;
 }
 

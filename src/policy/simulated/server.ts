@@ -43,6 +43,7 @@ export async function startSimulatedPolicy(
   const stats = emptyStats();
   const live = new LiveStreams();
   const endListeners = new Set<(record: SimulatedRequestRecord) => void>();
+  const batch = new RunningRequests(config.maxRunningRequests ?? 0);
   const prefixCache = new PrefixCache(config.prefixCacheTokens ?? DEFAULT_PREFIX_CACHE_TOKENS);
 
   const server = http.createServer((request, response) => {
@@ -104,7 +105,7 @@ export async function startSimulatedPolicy(
     const topLogprobs = parsed.data.return_logprob ? parsed.data.top_logprobs_num : 0;
     // A logprob query (the GPU worker's probe) reads the distribution at its context, the same every time, as a real
     // model's is; drawn from the context alone, it never shifts a seeded run's answers either.
-    const draws = topLogprobs > 0 ? contextRandom(inputIds)
+    const draws = topLogprobs > 0 || config.seedPerContext ? contextRandom(inputIds)
       : config.seedPerRequest && config.seed !== undefined ? requestRandom(config.seed, rid) : random;
     const record = recordRequest(stats, { rid, stream, inputIds });
     if (endListeners.size > 0) {
@@ -136,9 +137,11 @@ export async function startSimulatedPolicy(
       return reply(response, 400, { object: 'error', message: 'simulated rejection: invalid sampling parameters', type: 'BadRequestError', param: null, code: 400 });
     }
     stats.inFlight += 1;
+    await batch.enter();
     try {
       // Scheduled: vLLM finds the cached prefix and caches the prompt's blocks as it allocates them, so a request
       // arriving while this one runs shares them too.
+      record.scheduledMs = performance.now();
       const prompt = cachedPrompt(inputIds);
       record.cachedTokens = prompt.cachedTokens;
       const request = { maxNewTokens: sampling.max_new_tokens, sampling: wireSampling(sampling), topLogprobs };
@@ -146,6 +149,7 @@ export async function startSimulatedPolicy(
       if (stream) return await streamed(generation, prompt, fault === 'drop', record, response);
       await whole(generation, prompt, fault === 'drop', record, response);
     } finally {
+      batch.leave();
       stats.inFlight -= 1;
       // Every token it computed stays cached: all it sent but the last, which was sampled and never fed back.
       if (record.sentIds.length > 1) prefixCache.insert([...inputIds, ...record.sentIds.slice(0, -1)]);
@@ -239,6 +243,29 @@ export async function startSimulatedPolicy(
       server.close(() => resolve());
     }),
   };
+}
+
+/** The server's batch: at most `max` requests run at once (0: no limit); the others wait in arrival order. */
+class RunningRequests {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly max: number) {}
+
+  async enter(): Promise<void> {
+    if (this.max <= 0 || this.running < this.max) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Hands the place to the longest-waiting request, if any. */
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
 }
 
 /** A request's prompt as the prefix cache saw it. */
