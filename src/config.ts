@@ -18,6 +18,7 @@ const environment = z.object({
   RATCHET_POLICY_API_KEY: optionalText,
   RATCHET_POLICY_BACKEND: z.enum(['sglang', 'vllm']).default('sglang'),
   RATCHET_GPU_SLOTS: z.coerce.number().int().positive().default(32),
+  RATCHET_GPU_SERVER_NAME: optionalText,
   RATCHET_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
   RATCHET_WORKFLOW_CACHE: z.coerce.number().int().min(2).default(400),
   RATCHET_UI_URL: z.string().url().optional(),
@@ -69,6 +70,7 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env) {
     /** Sent as `Authorization: Bearer` to the inference server (SGLang and vLLM `--api-key`); never printed. */
     policyApiKey: values.RATCHET_POLICY_API_KEY,
     gpuSlots: values.RATCHET_GPU_SLOTS,
+    gpuServerName: values.RATCHET_GPU_SERVER_NAME,
     heartbeatIntervalMs: values.RATCHET_HEARTBEAT_INTERVAL_MS,
     workflowCache: values.RATCHET_WORKFLOW_CACHE,
     uiUrl: values.RATCHET_UI_URL,

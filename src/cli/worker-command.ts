@@ -39,7 +39,8 @@ export function workerCommand(): Command {
             tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl,
             environments: await loadEnvironmentModules(config.environmentModules),
           },
-          gpu: kind === 'gpu' ? { backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs } : undefined,
+          gpu: kind === 'gpu' ? { backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
+            ...(config.gpuServerName ? { serverName: config.gpuServerName } : {}) } : undefined,
         });
         teardown.add('workers', workers.stop);
         for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void workers.stop());
