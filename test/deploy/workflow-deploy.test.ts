@@ -8,18 +8,20 @@ import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { workflowBundle } from '../../src/workers/workflow-bundle.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
+import { GPU_TASK_QUEUE } from '../../src/task-queues.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 /**
  * Earlier releases of the trajectory workflow as they shipped: release 1 (grouped admission, fixed 60 s re-checks,
  * no request schema), release 2 (request schema, back-off and continue-as-new; verify and feedback as two
- * activities on the CPU task queue) and release 3 (local steps). The current release must finish what any of
- * them left running or queued.
+ * activities on the CPU task queue), release 3 (local steps) and release 4 (the stored row decides the end). The
+ * current release must finish what any of them left running or queued.
  */
 const RELEASES = [
   { name: 'release 1', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r1-grouped-admission/workflows/index.js') },
   { name: 'release 2', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r2-continue-as-new/workflows/index.js') },
   { name: 'release 3', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r3-local-steps/workflows/index.js') },
+  { name: 'release 4', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r4-stored-outcome/workflows/index.js') },
 ];
 
 /** The patch ids a history's `core_patch` markers record, in order. */
@@ -129,6 +131,16 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       // rule: the stored row decides how it ends (patch `stored-outcome`, recorded after the deploy).
       const plainEvents = await events(plainHandles[0]!.workflowId);
       expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
+    } else if (name === 'release 4') {
+      // A trajectory mid-turn at the deploy finished the way release 4 ran it: the seed's math loop (no environment
+      // step kept), every turn on the shared GPU queue (no turn affinity: patches `environments` and `turn-affinity`
+      // are checked only at a run's start).
+      const plainEvents = await events(plainHandles[0]!.workflowId);
+      expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
+      const queues = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
+      expect([...new Set(queues)]).toEqual([GPU_TASK_QUEUE]);
+      const { rows: [row] } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
+      expect(row).toEqual({ environment: null });
     } else {
       // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
       // CPU task queue, also for the turns run after the deploy.
@@ -137,8 +149,10 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       expect(scheduled.filter((type) => type === 'verify')).toHaveLength(3);
       expect(scheduled).not.toContain('environmentStep');
     }
-    // The run a queued trajectory continued into is the current release's: local steps, no verify activity.
+    // The run a queued trajectory continued into is the current release's: local steps, no verify activity, the
+    // patches of release 5 checked at its start.
     const latest = await events(queuedIds[0]!);
+    expect(patchIds(latest).slice(0, 3)).toEqual(['local-steps', 'turn-affinity', 'environments']);
     expect(latest.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
     expect(latest.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verify')).toBe(false);
 
