@@ -21,13 +21,15 @@ import { startSimulatedStack, type SimulatedStack } from '../../src/stack/simula
 
 const out = path.resolve(import.meta.dirname, '../../test/replay/histories');
 
-/** The recording's GPU worker, which a case may replace (to leave a trajectory's server behind). */
-interface GpuWorkers {
-  restart(backendUrl?: string): Promise<void>;
+/** The recording's workers, which a case may stop and replace (to leave a trajectory's server behind). */
+interface RecordingWorkers {
+  restartGpu(backendUrl?: string): Promise<void>;
+  stopCpu(): Promise<void>;
+  startCpu(): Promise<void>;
 }
 
 /** Each case runs trajectories and returns the histories to keep: file name → workflow id and run. */
-type Recording = (stack: SimulatedStack, name: string, gpu: GpuWorkers) => Promise<Record<string, { workflowId: string; runId?: string }>>;
+type Recording = (stack: SimulatedStack, name: string, workers: RecordingWorkers) => Promise<Record<string, { workflowId: string; runId?: string }>>;
 
 const plain = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
   const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
@@ -159,14 +161,19 @@ const remoteEnvironment: Recording = async (stack, name) => {
 /**
  * Turn affinity's fallback: turn 1 runs on a server whose worker is then stopped (the same simulated policy, named by
  * `localhost` instead of `127.0.0.1`, is another server to Ratchet), so turn 2 waits `affinityFallbackSeconds` on
- * that server's queue and runs on the shared one.
+ * that server's queue and runs on the shared one. The CPU worker is stopped meanwhile, so that turn 2 is not sent
+ * before that server's worker is gone.
  */
-const affinityFallback: Recording = async (stack, name, gpu) => {
-  await gpu.restart(stack.policy.url.replace('127.0.0.1', 'localhost'));
+const affinityFallback: Recording = async (stack, name, workers) => {
+  await workers.restartGpu(stack.policy.url.replace('127.0.0.1', 'localhost'));
   const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, { turns: 2 });
   const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { affinityFallbackSeconds: 1 } });
-  while ((await handle.query<{ turn: number; phase: string }>('state')).turn < 1) await new Promise((resolve) => setTimeout(resolve, 50));
-  await gpu.restart();
+  const firstTurnDone = async () => (await handle.fetchHistory()).events?.some((event) => event.activityTaskCompletedEventAttributes) ?? false;
+  while ((await handle.query<{ phase: string }>('state')).phase !== 'generating') await new Promise((resolve) => setTimeout(resolve, 20));
+  await workers.stopCpu();
+  while (!(await firstTurnDone())) await new Promise((resolve) => setTimeout(resolve, 50));
+  await workers.restartGpu();
+  await workers.startCpu();
   await handle.result().catch(() => undefined);
   return { [name]: { workflowId: handle.workflowId } };
 };
@@ -219,18 +226,20 @@ for (const name of wanted.filter(recorded)) console.log(`${name}: already record
 const pending = wanted.filter((name) => !recorded(name));
 if (pending.length > 0) {
   const stack = await startSimulatedStack({ seed: 21 });
-  const stopCpu = await stack.startWorkers({ gpu: false });
+  let stopCpu = await stack.startWorkers({ gpu: false });
   let stopGpu = await stack.startWorkers({ cpu: false });
-  const gpu: GpuWorkers = {
-    restart: async (backendUrl) => {
+  const workers: RecordingWorkers = {
+    restartGpu: async (backendUrl) => {
       await stopGpu();
       stopGpu = await stack.startWorkers({ cpu: false, ...(backendUrl ? { backend: createBackend('sglang', backendUrl) } : {}) });
     },
+    stopCpu: () => stopCpu(),
+    startCpu: async () => { stopCpu = await stack.startWorkers({ gpu: false }); },
   };
   const stopController = await stack.startController();
   try {
     for (const name of pending) {
-      for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name, gpu))) {
+      for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name, workers))) {
         // The CLI writes the proto3 JSON that Worker.runReplayHistories reads.
         const args = ['workflow', 'show', '--address', stack.temporalAddress, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
         const { stdout } = await promisify(execFile)(localTemporalCliPath(path.resolve('.ratchet')), args, { maxBuffer: 64 << 20 });
