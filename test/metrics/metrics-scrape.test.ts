@@ -10,6 +10,7 @@ import { RolloutClient } from '../../src/client/rollout-client.js';
 import { runStatus } from '../../src/store/run-status.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
+import { GPU_TASK_QUEUE } from '../../src/task-queues.js';
 
 // The real worker processes (`ratchet worker cpu|gpu`), each with RATCHET_METRICS_ADDRESS, against a real
 // Temporal dev server and Postgres: the SDK runtime's exporter is installed once per process, so it is tested
@@ -80,7 +81,12 @@ describe('/metrics of the worker processes after a run', () => {
     }
     // The SDK runtime's exporter, appended: the CPU worker ran the workflows, the GPU worker the generate activities.
     expect(cpu).toMatch(/^temporal_workflow_completed_total\{.*\} 10$/m);
-    expect(gpu).toMatch(/^temporal_activity_execution_latency(_seconds)?_count\{.*activity_type="generate".*\} 30$/m);
+    // One series per task queue: first turns from the shared GPU queue, later ones from the server's own (turn affinity).
+    const generateCounts = [...gpu!.matchAll(/^temporal_activity_execution_latency(?:_seconds)?_count\{(.*activity_type="generate".*)\} (\d+)$/gm)];
+    expect(generateCounts.reduce((sum, [, , count]) => sum + Number(count), 0)).toBe(30);
+    const queues = generateCounts.map(([, labels]) => /task_queue="([^"]*)"/.exec(labels!)?.[1]);
+    expect(queues).toContain(GPU_TASK_QUEUE);
+    expect(queues.filter((queue) => queue?.startsWith(`${GPU_TASK_QUEUE}@`))).toHaveLength(1);
   });
 
   it('reports a training run\'s groups, admission capacity and batches as `ratchet runs status` does', async () => {
