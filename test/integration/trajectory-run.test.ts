@@ -111,9 +111,13 @@ describe('inference faults injected by the simulated policy', () => {
   it('retries 5xx answers and dropped connections until every trajectory completes', { timeout: 180_000 }, async () => {
     stack.policy.setFaults({ errorRate: 0.15, dropRate: 0.1 });
     try {
-      const results = await runRollouts(stack.client, trajectoryRequests('flaky', stack.problems.slice(10, 16), 1, { turns: 3 }));
-      expect(results.map((r) => r.status)).toEqual(Array(6).fill('completed'));
-      expect((stack.policy.stats().faults.error ?? 0) + (stack.policy.stats().faults.drop ?? 0)).toBeGreaterThan(0);
+      // 18 requests at a 25% fault rate all answer cleanly once in 180 runs (a CI run saw it): then another 18.
+      const faults = () => (stack.policy.stats().faults.error ?? 0) + (stack.policy.stats().faults.drop ?? 0);
+      for (let batch = 0; batch === 0 || (faults() === 0 && batch < 3); batch++) {
+        const results = await runRollouts(stack.client, trajectoryRequests(`flaky/${batch}`, stack.problems.slice(10, 16), 1, { turns: 3 }));
+        expect(results.map((r) => r.status)).toEqual(Array(6).fill('completed'));
+      }
+      expect(faults()).toBeGreaterThan(0);
       for (const row of await stack.exported('flaky/', { includeFailed: true })) expectSeedInvariants(row, stack.tokenizer);
     } finally {
       stack.policy.setFaults({ errorRate: 0, dropRate: 0 });
