@@ -62,7 +62,8 @@ export class ServerSlots {
         };
         const onAbort = () => {
           this.waiting.delete(attempt);
-          reject(Object.assign(new Error('slot reservation aborted'), { name: 'AbortError' }));
+          // The SDK expects its own reason back (anything else it logs as the supplier's error).
+          reject(abortSignal.reason);
         };
         if (attempt()) return;
         if (abortSignal.aborted) return onAbort();
