@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { pollUntil, PollTimeout } from '../timing/poll-until.js';
 import { RATCHET_SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
+import { namespaceServes } from './namespace-ready.js';
 import { findTemporalCli, TemporalCliNotFound } from './temporal-cli.js';
 
 export interface TemporalDevServer {
@@ -24,6 +25,9 @@ export interface TemporalDevServerOptions {
   /** SQLite file for the server's state; omitted means in memory. */
   dbFile?: string;
 }
+
+/** The namespace `start-dev` creates, and the one every local stack uses (stack-connections.ts). */
+const DEV_NAMESPACE = 'default';
 
 const SEARCH_ATTRIBUTE_FLAGS = RATCHET_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`]);
 
@@ -64,16 +68,24 @@ async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<
   }
 }
 
+/**
+ * Returns once the server serves the namespace callers will use, not merely once it accepts connections: the dev
+ * server listens before it has created `default`, and a caller that starts then (a loaded machine makes the gap
+ * seconds) fails with NamespaceNotFoundError.
+ */
 async function waitUntilServing(child: ChildProcess, address: string, cli: string): Promise<void> {
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
   try {
     await pollUntil(async () => {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      await connection.close();
-      return true;
+      try {
+        return await namespaceServes(connection.workflowService, DEV_NAMESPACE);
+      } finally {
+        await connection.close();
+      }
     }, {
-      what: `the Temporal dev server at ${address} to serve`, timeoutMs: 60_000, intervalMs: 250,
+      what: `the Temporal dev server at ${address} to serve namespace ${DEV_NAMESPACE}`, timeoutMs: 60_000, intervalMs: 250,
       abortIf: () => { if (exited(child)) throw new Error(`${cli} exited with code ${child.exitCode ?? child.signalCode} before serving: ${stderr.trim()}`); },
     });
   } catch (error) {

@@ -6,6 +6,7 @@ import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import pg from 'pg';
 import { isListening } from './free-port.js';
+import { namespaceServes } from './namespace-ready.js';
 import { pollUntil, PollTimeout } from '../timing/poll-until.js';
 import { exited, stopProcess } from './temporal-dev-server.js';
 
@@ -105,8 +106,9 @@ export interface TemporalServerOptions {
 }
 
 /**
- * Starts all four services in one process and returns once the frontend serves, with the namespace registered
- * (a real server, unlike the dev server, does not create it by itself).
+ * Starts all four services in one process and returns once the frontend serves the namespace, registered here
+ * (a real server, unlike the dev server, does not create it by itself) and resolvable by the frontend: a caller
+ * that starts a workflow at once must not see NamespaceNotFoundError.
  */
 export async function startTemporalServer(options: TemporalServerOptions): Promise<TemporalServer> {
   await prepareTemporalSchemas(options.binaries, options.db);
@@ -126,7 +128,9 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   try {
     const connection = await untilServing(child, address);
     try {
-      await registerNamespace(connection, options.namespace ?? 'default');
+      const namespace = options.namespace ?? 'default';
+      await registerNamespace(connection, namespace);
+      await untilNamespaceServes(connection, namespace);
     } finally {
       await connection.close();
     }
@@ -151,6 +155,12 @@ async function untilServing(child: ChildProcess, address: string): Promise<Conne
     abortIf: () => { if (exited(child)) throw new Error(`the Temporal server exited (${child.exitCode ?? child.signalCode}) before serving: ${output.trim()}`); },
   }).catch((error: unknown) => {
     throw error instanceof PollTimeout ? new Error(`the Temporal server at ${address} did not serve within 60 s: ${output.trim()}`, { cause: error }) : error;
+  });
+}
+
+async function untilNamespaceServes(connection: Connection, namespace: string): Promise<void> {
+  await pollUntil(() => namespaceServes(connection.workflowService, namespace), {
+    what: `the Temporal server to serve namespace ${namespace}`, timeoutMs: 60_000, intervalMs: 250,
   });
 }
 
