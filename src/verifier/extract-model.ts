@@ -24,9 +24,22 @@ interface Span {
  * for model outputs is the default).
  */
 export function extractModelAnswer(text: string, extraction: AnswerExtraction = 'stated'): string | null {
+  if (cutOffInsideBox(text)) return null;
   const stated = statedAnswer(text);
   if (stated !== null) return stated;
   return bareAnswer(text) ?? (extraction === 'math-verify' ? lastMathAnswer(text) : null);
+}
+
+/**
+ * The output ends inside its last `\boxed{` (the length limit cut the turn while it wrote its answer): whatever the
+ * box holds so far is not an answer it stated, and judging it would score a truncation as `wrong`. Everything after an
+ * unclosed box is inside it, so no later statement can stand instead.
+ */
+function cutOffInsideBox(text: string): boolean {
+  const re = /\\(?:boxed|fbox)\s*\{/g;
+  let last: RegExpExecArray | null = null;
+  for (let m = re.exec(text); m; m = re.exec(text)) last = m;
+  return last !== null && matchBrace(text, last.index + last[0].length - 1) < 0;
 }
 
 function statedAnswer(text: string): string | null {

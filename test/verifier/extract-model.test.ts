@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkAnswer } from '../../src/verifier/check.js';
 import { extractModelAnswer } from '../../src/verifier/index.js';
 
 describe('extractModelAnswer', () => {
@@ -46,6 +47,16 @@ describe('extractModelAnswer', () => {
 
   it('returns null for an unbalanced box', () => {
     expect(extractModelAnswer('so \\boxed{5')).toBeNull();
+  });
+
+  it('finds no answer in a turn cut off inside its last box, whatever was stated before it', () => {
+    // The length limit stops a turn right after `\boxed{`: it has stated no answer, so it is no_answer, not wrong.
+    expect(extractModelAnswer('So x = 3. Therefore the final answer is \\boxed{')).toBeNull();
+    expect(extractModelAnswer('The answer is $\\boxed{')).toBeNull();
+    expect(extractModelAnswer('First \\boxed{2} maybe; then the final answer is \\boxed{\\frac{1}{')).toBeNull();
+    expect(checkAnswer('3', 'So x = 3. Therefore the final answer is \\boxed{').status).toBe('no_answer');
+    // A box closed before the cut still counts.
+    expect(checkAnswer('3', 'So the answer is \\boxed{3}. Let me check: \\(3 + ').status).toBe('correct');
   });
 
   it('stays linear on 100 KB of unbalanced boxes', () => {
