@@ -8,8 +8,11 @@ export interface LiveTrajectory {
   turn: number;
   /** Tokens generated so far in the turn being generated. */
   tokens: number;
-  /** The highest attempt of its current turn: above 1 means Temporal has retried it. */
-  attempt: number;
+  /**
+   * The highest stored attempt of its current turn: the generate activity's fencing key (Temporal's attempt, plus an
+   * offset once the turn falls back to the shared queue); the UI turns it into the attempt a person counts.
+   */
+  storedAttempt: number;
   /** Seconds since its working rows last changed. */
   idleSeconds: number;
 }
@@ -33,7 +36,7 @@ export async function liveTrajectories(pool: pg.Pool, limit = 200): Promise<Live
       trajectoryId: row.trajectory_id, phase,
       turn: generating ? row.checkpoint_turn : row.output_turn === null ? 0 : row.verdict === null ? row.output_turn : row.output_turn + 1,
       tokens: generating ? row.token_count : 0,
-      attempt: (generating ? row.checkpoint_attempt : row.output_attempt) ?? 1,
+      storedAttempt: (generating ? row.checkpoint_attempt : row.output_attempt) ?? 1,
       idleSeconds: row.idle,
     };
   });

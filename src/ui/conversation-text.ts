@@ -1,5 +1,6 @@
 import type { TrajectoryDetails } from './trajectory-details.js';
 import { compactJson } from './compact-json.js';
+import { attemptText } from './turn-attempt.js';
 import { environmentReward } from './pages/observations.js';
 
 /** The trajectory page as plain text, for `ratchet show`: the same conversation, turn by turn. */
@@ -30,7 +31,7 @@ export function conversationText(details: TrajectoryDetails): string {
       lines.push('(this feedback was never appended: the trajectory ended after this turn)');
     }
   });
-  if (view.generating) lines.push('', `── turn ${view.generating.turn + 1}: generating (attempt ${view.generating.attempt}, ${view.generating.ids.length} tokens so far)`, details.generatingText ?? '');
+  if (view.generating) lines.push('', `── turn ${view.generating.turn + 1}: generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)`, details.generatingText ?? '');
   lines.push('');
   if (view.status === 'failed') lines.push(`failed: ${view.failureType ?? 'InternalError'} (${view.failureClass ?? 'infrastructure'}): ${view.error ?? ''}`);
   else if (view.status === 'completed') lines.push(`ended: ${view.endReason} after ${view.turns.length} turns`);

@@ -42,7 +42,7 @@ describe('the viewer\'s view of a running trajectory', () => {
 
   it('lists it as generating turn 1, retried', async () => {
     const [live] = (await liveTrajectories(db.pool)).filter((t) => t.trajectoryId === id);
-    expect(live).toMatchObject({ phase: 'generating', turn: 1, tokens: 3, attempt: 2 });
+    expect(live).toMatchObject({ phase: 'generating', turn: 1, tokens: 3, storedAttempt: 2 });
   });
 
   it('calls an id Postgres has never seen unknown', async () => {

@@ -2,6 +2,7 @@ import { html } from 'hono/html';
 import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { trajectoryStamp, type TrajectoryDetails } from '../trajectory-details.js';
 import type { TrajectoryView, TurnView } from '../../store/trajectory-view.js';
+import { attemptText } from '../turn-attempt.js';
 import { verdictDetailParts } from '../verdict-detail.js';
 import { observationsSection } from './observations.js';
 import type { WorkflowDescription } from '../workflow-lookup.js';
@@ -31,7 +32,7 @@ ${details.problem ? html`<h2>Problem</h2><pre id="problem">
 ${details.problem.problem}</pre>${goldLine(details.problem.gold)}` : ''}
 <details><summary>Rendered prompt (${view.promptIds.length} tokens)</summary><pre>${details.promptText}</pre></details>
 ${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!, view, t))}
-${view.generating ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${view.generating.attempt}, ${view.generating.ids.length} tokens so far)</h3>
+${view.generating ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)</h3>
 <pre>${details.generatingText}</pre>${versionStrip(view.generating.versions)}</div>` : ''}
 ${details.live ? html`<p class="muted" id="live-phase">Workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}</p>` : ''}`;
   return page(`Trajectory ${id}`, body, final ? '' : pollScript(details));
