@@ -1,4 +1,3 @@
-import { sameInteger } from './compare-output.js';
 import { type ExactJson, parseExactJson } from './exact-json.js';
 
 /** The rule that accepted a LeetCode-style return value: there is one. */
@@ -30,12 +29,16 @@ const isNumber = (value: ExactJson): value is { number: string } => typeof value
 const isObject = (value: ExactJson): value is { object: Map<string, ExactJson> } => typeof value === 'object' && value !== null && 'object' in value;
 const INTEGER = /^-?\d+$/;
 
+// JSON integers have no leading zeros or plus sign: the same integer is the same text, but for -0.
+const sameInteger = (a: string, b: string): boolean => a === b || (/^-?0$/.test(a) && /^-?0$/.test(b));
+const canonical = (integer: string): string => (integer === '-0' ? '0' : integer);
+
 function sameNumber(a: string, e: string): boolean {
   if (INTEGER.test(a) && INTEGER.test(e)) return sameInteger(a, e);
   const [integer, float] = INTEGER.test(a) ? [a, e] : INTEGER.test(e) ? [e, a] : [undefined, undefined];
   if (integer !== undefined) {
     const value = toFloat(float!);
-    return Number.isInteger(value) && sameInteger(BigInt(value).toString(), integer);
+    return Number.isInteger(value) && BigInt(value).toString() === canonical(integer!);
   }
   return toFloat(a) === toFloat(e);
 }

@@ -23,16 +23,18 @@ export function parseExactJson(text: string): ExactJson | undefined {
         return result;
       }
     }
-    const number = /^(-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity)/.exec(text.slice(at, at + 4096));
-    if (number) {
-      at += number[0].length;
-      return { number: number[0] };
+    const numberEnd = scanNumber(text, at);
+    if (numberEnd > at) {
+      const number = text.slice(at, numberEnd);
+      at = numberEnd;
+      return { number };
     }
     if (text[at] === '"') {
-      const string = /^"(?:[^"\\\u0000-\u001f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"/.exec(text.slice(at));
-      if (!string) fail();
-      at += string![0].length;
-      return JSON.parse(string![0]) as string;
+      const end = scanString(text, at);
+      if (end < 0) fail();
+      const string = text.slice(at, end);
+      at = end;
+      return JSON.parse(string) as string;
     }
     const open = text[at];
     if (open !== '[' && open !== '{') fail();
@@ -66,4 +68,50 @@ export function parseExactJson(text: string): ExactJson | undefined {
   } catch {
     return undefined;
   }
+}
+
+const isDigit = (code: number): boolean => code >= 48 && code <= 57;
+
+/**
+ * Where the JSON number (or NaN, Infinity, -Infinity) starting at `from` ends, or `from` when none starts there.
+ * A hand-written scan, linear whatever the length: an integer of a million digits is one number.
+ */
+function scanNumber(text: string, from: number): number {
+  for (const word of ['NaN', 'Infinity', '-Infinity']) if (text.startsWith(word, from)) return from + word.length;
+  let at = from;
+  const digits = (): number => {
+    const start = at;
+    while (at < text.length && isDigit(text.charCodeAt(at))) at++;
+    return at - start;
+  };
+  if (text[at] === '-') at++;
+  if (text[at] === '0') at++;
+  else if (digits() === 0) return from;
+  if (text[at] === '.') {
+    at++;
+    if (digits() === 0) return from;
+  }
+  if (text[at] === 'e' || text[at] === 'E') {
+    at++;
+    if (text[at] === '+' || text[at] === '-') at++;
+    if (digits() === 0) return from;
+  }
+  return at;
+}
+
+/** Where the JSON string opening at `from` closes (just past its quote), or -1 when it is not one. */
+function scanString(text: string, from: number): number {
+  for (let at = from + 1; at < text.length; at++) {
+    const code = text.charCodeAt(at);
+    if (code === 34) return at + 1;
+    if (code < 0x20) return -1;
+    if (code === 92) {
+      const escape = text[++at];
+      if (escape === 'u') {
+        if (!/^[0-9a-fA-F]{4}$/.test(text.slice(at + 1, at + 5))) return -1;
+        at += 4;
+      } else if (escape === undefined || !'"\\/bfnrt'.includes(escape)) return -1;
+    }
+  }
+  return -1;
 }

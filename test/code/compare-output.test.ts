@@ -9,9 +9,41 @@ describe('stdout comparison, line by line', () => {
     expect(matchOutput('1\r\n2\r\n', '1\n2')).toBe('exact');
   });
 
-  it('accepts the same lines, each stripped, empty lines aside', () => {
+  it('accepts the same lines, each stripped; a blank line inside the output counts', () => {
     expect(matchOutput('1 2  \n  3\n', '1 2\n3')).toBe('lines');
-    expect(matchOutput('1\n\n2\n', '1\n2')).toBe('lines');
+    expect(matchOutput('\n\n1\n2\n\n', '1\n2')).toBe('exact');
+    expect(matchOutput('1\n\n2\n', '1\n2')).toBeNull();
+  });
+
+  it('keeps the spacing inside a line exact', () => {
+    expect(matchOutput('1  2', '1 2')).toBeNull();
+    expect(matchOutput('1\t2', '1 2')).toBeNull();
+    expect(matchOutput('a  b\n1.0 2', 'a  b\n1 2')).toBe('numbers');
+    expect(matchOutput('1.0  2', '1 2')).toBeNull();
+  });
+
+  it('compares digit strings as text: leading zeros and signs matter', () => {
+    expect(matchOutput('101', '00000101')).toBeNull();
+    expect(matchOutput('00000101', '101')).toBeNull();
+    expect(matchOutput('-007', '-7')).toBeNull();
+    expect(matchOutput('-0', '0')).toBeNull();
+    expect(matchOutput('+5', '5')).toBeNull();
+    expect(matchOutput('101.0', '00000101')).toBeNull();
+  });
+
+  it('reads decimals exactly, never through a double', () => {
+    expect(matchOutput('1000000000000000000.5', '1000000000000000000')).toBeNull();
+    expect(matchOutput('18000000003000000000.0', '18000000003000000000')).toBe('numbers');
+    expect(matchOutput('18000000003000000000', '18000000003000000000.0')).toBe('numbers');
+    expect(matchOutput('1.8000000003e19', '18000000003000000000')).toBe('numbers');
+    expect(matchOutput('1.8000000003e19 -0.0', '18000000003000000000 0')).toBe('numbers');
+    expect(matchOutput('18000000003000000001.0', '18000000003000000000')).toBeNull();
+    expect(matchOutput('9007199254740993.0', '9007199254740992')).toBeNull();
+    // On the tolerance's edge, the exact values decide: 1e-8 + 1e-5 * 1 = 0.00001001 exactly.
+    expect(matchOutput('1.00001001', '1.0')).toBe('numbers');
+    expect(matchOutput('1.0000100100000000001', '1.0')).toBeNull();
+    expect(matchOutput('0.99998999', '1.0')).toBe('numbers');
+    expect(matchOutput('0.9999899899999999999', '1.0')).toBeNull();
   });
 
   it('compares integers as integers, exactly, at any size', () => {
@@ -19,8 +51,7 @@ describe('stdout comparison, line by line', () => {
     expect(matchOutput('123456789012345678901', '123456789012345678900')).toBeNull();
     expect(matchOutput('2000000001', '2000000000')).toBeNull();
     expect(matchOutput('3.5', '3')).toBeNull();
-    expect(matchOutput('-007', '-7')).toBe('numbers');
-    expect(matchOutput('-0', '0')).toBe('numbers');
+    expect(matchOutput('-7.000', '-7')).toBe('numbers');
     expect(matchOutput('7', '-7')).toBeNull();
   });
 
