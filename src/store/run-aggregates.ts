@@ -35,6 +35,11 @@ export interface RunAggregates {
   groups: Record<GroupState, { groups: number; trajectories: number }>;
   /** What consumers acknowledged, counted at acknowledgement. */
   consumed: { batches: number; groups: number; trajectories: number; staleTrajectories: number };
+  /**
+   * Members over the run's staleness bound η at their latest hand-out, in any batch (acknowledged, pending, or whose
+   * lease ran out): the histogram's bars right of η and the `stale` flag the trajectory list filters by.
+   */
+  staleAtHandOut: number;
   /** Trajectories and output tokens stored in the last `seconds`. */
   recent: { seconds: number; trajectories: number; outputTokens: number };
   /** Which server generated each turn and the prefix-cache tokens it reported (migration 015). */
@@ -84,6 +89,8 @@ export async function readRunAggregates(pool: pg.Pool, options: { runIds?: reado
        (SELECT coalesce(json_agg(json_build_array(verdict, turns, successes) ORDER BY verdict), '[]') FROM (
           SELECT verdict, sum(turns) AS turns, sum(successes) AS successes FROM run_turn_counts WHERE run_id = runs.run_id GROUP BY verdict) v) AS turns,
        (SELECT row_to_json(c) FROM run_consumption c WHERE run_id = runs.run_id) AS consumption,
+       (SELECT coalesce(sum(s.members), 0) FROM run_staleness s JOIN rollout_runs r ON r.run_id = s.run_id
+        WHERE s.run_id = runs.run_id AND s.staleness > r.max_head_offpolicyness) AS stale_at_hand_out,
        (SELECT json_build_array(sum(later_turns), sum(on_previous_server), sum(cache_reported_turns), sum(cached_tokens), sum(context_tokens),
                                 sum(later_cache_reported_turns), sum(later_cached_tokens), sum(later_context_tokens))
         FROM run_turn_servers WHERE run_id = runs.run_id) AS servers,
@@ -124,6 +131,7 @@ export async function readRunAggregates(pool: pg.Pool, options: { runIds?: reado
         batches: Number(consumption.batches ?? 0), groups: Number(consumption.groups ?? 0),
         trajectories: Number(consumption.trajectories ?? 0), staleTrajectories: Number(consumption.stale_trajectories ?? 0),
       },
+      staleAtHandOut: Number(row.stale_at_hand_out),
       recent: { seconds: row.recent_seconds, trajectories: Number(row.recent[0]), outputTokens: Number(row.recent[1]) },
       turnServers: turnServerCounts(row.servers as (string | number | null)[]),
     };
@@ -145,7 +153,7 @@ export async function readOneRunAggregates(pool: pg.Pool, runId: string): Promis
     runId, kind: 'plain', recordedSubmissions: 0, runningTrajectories: 0, completedTrajectories: 0, failedTrajectories: 0, outputTokens: 0, firstBirth: null,
     lastFinishedAt: null, failuresByType: {}, failuresByClass: { infrastructure: 0, data: 0 }, failures: [], turnsByVerdict: {},
     groups: Object.fromEntries(GROUP_STATES.map((state) => [state, { groups: 0, trajectories: 0 }])) as RunAggregates['groups'],
-    consumed: { batches: 0, groups: 0, trajectories: 0, staleTrajectories: 0 }, recent: { seconds: 60, trajectories: 0, outputTokens: 0 },
+    consumed: { batches: 0, groups: 0, trajectories: 0, staleTrajectories: 0 }, staleAtHandOut: 0, recent: { seconds: 60, trajectories: 0, outputTokens: 0 },
     turnServers: NO_TURN_SERVERS,
   };
 }

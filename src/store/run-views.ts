@@ -36,6 +36,11 @@ export interface RunCounters {
   consumedTrajectories: number;
   /** Trajectories over the run's max_head_offpolicyness in acknowledged batches (counted at acknowledgement, as `ratchet runs status`). */
   staleTrajectories: number;
+  /**
+   * Trajectories over η at their latest hand-out, in any batch (acknowledged, pending, or whose lease ran out): the run
+   * page's one "stale", the same as its staleness histogram right of η and its `stale` filter.
+   */
+  staleAtHandOut: number;
   outputTokens: number;
   /** Output tokens of stored trajectories over the seconds from the first birth to the last finish: the run's average. */
   tokensPerSecond: number | null;
@@ -61,6 +66,7 @@ export function countersOf(run: RunAggregates): RunCounters {
   return {
     submitted, queued: submitted - running - completed - failed, running, completed, failed, failedByType: run.failuresByType,
     consumedGroups: run.consumed.groups, consumedTrajectories: run.consumed.trajectories, staleTrajectories: run.consumed.staleTrajectories,
+    staleAtHandOut: run.staleAtHandOut,
     outputTokens: run.outputTokens, tokensPerSecond: seconds > 0 ? run.outputTokens / seconds : null,
     recentTrajectoriesPerSecond: run.recent.trajectories / run.recent.seconds, recentTokensPerSecond: run.recent.outputTokens / run.recent.seconds,
   };

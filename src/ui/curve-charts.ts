@@ -7,7 +7,7 @@ import { FEW_SAMPLES, MEASURED, type ChartSpec } from './training-charts.js';
  * reward over time, by turn and by version), is there signal to learn from (groups with one reward, advantages), and
  * is generation healthy (output length, truncation, staleness at hand-out).
  */
-export function curveCharts(curves: RunCurves, byVersion: readonly VersionRewards[]): ChartSpec[] {
+export function curveCharts(curves: RunCurves, byVersion: readonly VersionRewards[], eta: number | null = null): ChartSpec[] {
   const time = curves.overTime;
   const seconds = time.map((p) => p.time / 1000);
   const samples = time.map((p) => p.samples);
@@ -49,10 +49,28 @@ export function curveCharts(curves: RunCurves, byVersion: readonly VersionReward
       y: [curves.groupsByVersion.map((g) => g.noSignalShare)], counts: [curves.groupsByVersion.map((g) => g.groups)] }, noGroups),
     histogram('chart-advantages', 'group-relative advantage R₀ − group mean (not / std)', 'advantage', 'samples',
       curves.advantages.map((b) => [b.from, b.to, b.samples]), noGroups),
-    histogram('chart-staleness', 'staleness at hand-out', 'versions behind the consumer’s', 'trajectories',
-      curves.staleness.map((b) => [b.staleness - 0.5, b.staleness + 0.5, b.members]), 'no batch handed out yet', true),
+    stalenessHistogram(curves.staleness, eta),
   ];
 }
+
+/**
+ * Members by staleness at their latest hand-out, the bars over the bound η in their own colour: their sum is the run's
+ * "stale at hand-out" count and what the list's stale filter finds (one definition, named in the title).
+ */
+function stalenessHistogram(bins: RunCurves['staleness'], eta: number | null): ChartSpec {
+  const stale = (staleness: number) => eta !== null && staleness > eta;
+  const named = eta !== null && bins.length > 0;
+  const spec = histogram('chart-staleness', named ? `staleness at hand-out (stale: over η = ${eta}, ${sum(bins.filter((b) => stale(b.staleness)))} trajectories)` : 'staleness at hand-out',
+    'versions behind the consumer’s', 'trajectories', bins.map((b) => [b.staleness - 0.5, b.staleness + 0.5, b.members]), 'no batch handed out yet', true);
+  if (!named) return spec;
+  return {
+    ...spec, series: [`within η = ${eta}`, 'stale (over η)'], counts: [null, null],
+    y: [bins.map((b) => (stale(b.staleness) ? null : b.members)), bins.map((b) => (stale(b.staleness) ? b.members : null))],
+    styles: [{ colour: MEASURED[0]!, bars: true }, { colour: MEASURED[1]!, bars: true }],
+  };
+}
+
+const sum = (bins: RunCurves['staleness']) => bins.reduce((total, b) => total + b.members, 0);
 
 type Draft = Omit<ChartSpec, 'styles' | 'fewBelow'> & { styles?: ChartSpec['styles'] };
 

@@ -30,5 +30,5 @@ async function runNumbers(pool: pg.Pool, runId: string): Promise<{ curves: RunCu
 }
 
 function chartsOf({ curves, training }: { curves: RunCurves; training: RunTraining }): ChartSpec[] {
-  return [...curveCharts(curves, training.byVersion), ...trainingCharts(training)];
+  return [...curveCharts(curves, training.byVersion, training.eta), ...trainingCharts(training)];
 }

@@ -84,7 +84,8 @@ describe('the run page\'s charts', () => {
     await open('/runs/curves');
     expect(await drawn('chart-no-signal-by-version')).toEqual({ data: [[0, 1], [0, 1]], labels: ['every sample the same R₀'] });
     expect((await drawn('chart-advantages'))!.data).toEqual([[-0.5, 0, 0.5], [1, 2, 1]]);
-    expect((await drawn('chart-staleness'))!.data).toEqual([[1, 2], [2, 2]]);
+    // η = 1: the bar over it is drawn as stale, in its own series.
+    expect(await drawn('chart-staleness')).toEqual({ data: [[1, 2], [2, null], [null, 2]], labels: ['within η = 1', 'stale (over η)'] });
     expect((await drawn('chart-truncation-by-version'))!.data).toEqual([[0, 1, 3], [0, 0.5, 0]]);
     // Histogram bars are padded by half a bar: the edge bars are whole.
     expect(await xRange('chart-staleness')).toEqual([0.5, 2.5]);

@@ -74,14 +74,14 @@ describe('a run\'s counters in the browser', () => {
     expect(labels).toEqual(expect.arrayContaining(['tokens/s (run average)', 'trajectories/s (last minute)', 'tokens/s (last minute)']));
   });
 
-  it('count consumed and stale trajectories at acknowledgement, labelled as trajectories, as `runs status` does', async () => {
+  it('count consumed trajectories at acknowledgement and stale ones at hand-out, labelled as trajectories', async () => {
     await open('/runs/trained');
     expect(await page.$eval('#units', (el) => el.textContent)).toContain('Counts are trajectories unless labelled groups');
-    // Claimed, not acknowledged: nothing consumed, nothing stale yet.
-    expect([await counter('consumedGroups'), await counter('consumedTrajectories'), await counter('staleTrajectories')]).toEqual(['0', '0', '0']);
+    // Claimed, not acknowledged: nothing consumed yet, but both members were over η = 0 when handed out.
+    expect([await counter('consumedGroups'), await counter('consumedTrajectories'), await counter('staleAtHandOut')]).toEqual(['0', '0', '2']);
     await acknowledgeBatch(db.pool, batchId);
     await open('/runs/trained');
-    expect([await counter('consumedGroups'), await counter('consumedTrajectories'), await counter('staleTrajectories')]).toEqual(['1', '2', '2']);
+    expect([await counter('consumedGroups'), await counter('consumedTrajectories'), await counter('staleAtHandOut')]).toEqual(['1', '2', '2']);
   });
 
   it('show a group cancelled while running as cancelled on its page', async () => {

@@ -1,20 +1,36 @@
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acknowledgeBatch, claimBatch } from '../../src/store/batches.js';
+import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { admitGroups } from '../../src/store/rollout-groups.js';
 import { claimTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
 import { savePrompt } from '../../src/store/turn-store.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { uiApp } from '../../src/ui/app.js';
 import { FALLBACK_ATTEMPT_BASE } from '../../src/workflows/turn-affinity.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
+import { complete, joinedGroup } from '../store/run-rows.js';
 
 // Issue 35: every number the run pages show means what its label says. One Postgres, rows written as the activities
 // write them, pages read through the UI's routes.
 let db: TestDatabase;
 let app: Hono;
 
+/** A training run at η = 0 whose two groups were generated under version 0 and handed out under version 1. */
+const STALE_RUN = { runId: 'stale', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 8 };
+
 beforeAll(async () => {
   db = await startTestDatabase();
   app = uiApp({ pool: db.pool, tokenizer: await loadModelTokenizer(), assets: new Map() });
+  const members = [...await joinedGroup(db.pool, STALE_RUN, 'a', 2), ...await joinedGroup(db.pool, STALE_RUN, 'b', 2)];
+  await admitGroups(db.pool, STALE_RUN.runId);
+  for (const id of members) await complete(db.pool, id, ['wrong', 'correct']);
+  await publishPolicyVersion(db.pool, 1);
+  // Group a's batch is acknowledged; group b's lease runs out unacknowledged.
+  const acked = await claimBatch(db.pool, { runId: STALE_RUN.runId, batchSize: 1, consumer: 'test', leaseMs: 60_000 });
+  await acknowledgeBatch(db.pool, acked!.batchId);
+  await claimBatch(db.pool, { runId: STALE_RUN.runId, batchSize: 1, consumer: 'test', leaseMs: 1 });
+  await new Promise((resolve) => setTimeout(resolve, 20));
 });
 
 afterAll(async () => {
@@ -51,5 +67,28 @@ describe('the live page\'s attempt column', () => {
     expect(rowCells(page, 'live/q/2')[4]).toBe('3 after fallback');
     expect(rowCells(page, 'live/q/2')[6]).toBe('retried');
     expect(page).not.toMatch(/>10[1-3]</);
+  });
+});
+
+interface RunJson {
+  counters: Record<string, number>;
+  charts: { id: string; title: string; series: string[]; y: (number | null)[][] }[];
+}
+
+describe('one definition of stale on the run page', () => {
+  it('gives the same count in the counter, the staleness histogram right of η and the stale filter, expired batches included', async () => {
+    const view = await (await app.request('/api/runs/stale')).json() as RunJson;
+    // Both groups' 4 members were over η when last handed out; only the acknowledged batch's 2 were consumed.
+    expect(view.counters.staleAtHandOut).toBe(4);
+    expect(view.counters.staleTrajectories).toBe(2);
+    const histogram = view.charts.find((chart) => chart.id === 'chart-staleness')!;
+    const staleBars = histogram.y[histogram.series.indexOf('stale (over η)')]!;
+    expect(staleBars.reduce<number>((sum, n) => sum + (n ?? 0), 0)).toBe(4);
+    expect(histogram.title).toContain('over η = 0');
+    const page = await text('/runs/stale?stale=1');
+    expect(page).toMatch(/id="trajectory-total"[^>]*>4</);
+    expect(page).toMatch(/stale at hand-out<b data-counter="staleAtHandOut">4</);
+    // The definition is named where the number is shown.
+    expect(page).toMatch(/title="Trajectories over the run(&#39;|')s staleness bound η at their latest hand-out, in any batch/);
   });
 });

@@ -60,7 +60,7 @@ export function trajectoryList(runId: string, query: ListQuery, page: Trajectory
  status <select name="status">${options(['', ...STATUSES], filter.status)}</select>
  failure type <input name="failureType" value="${filter.failureType ?? ''}" size="14">
  policy version <input name="policyVersion" value="${filter.policyVersion ?? ''}" size="4">
- <label><input type="checkbox" name="stale" value="1" ${filter.stale ? 'checked' : ''}> stale</label>
+ <label title="Over the run's staleness bound η at its latest hand-out, in any batch (the run's &quot;stale at hand-out&quot; count)"><input type="checkbox" name="stale" value="1" ${filter.stale ? 'checked' : ''}> stale at hand-out</label>
  <label><input type="checkbox" name="truncated" value="1" ${filter.truncated ? 'checked' : ''}> truncated</label>
  ${order.sort !== 'finished' ? html`<input type="hidden" name="sort" value="${order.sort}">` : ''}${order.direction !== 'desc' ? html`<input type="hidden" name="dir" value="${order.direction}">` : ''}
  <button>filter</button> <a href="${runHref(runId)}">clear</a> · <a id="problems-link" href="${runHref(runId)}/problems">pass rate per problem</a></form>
