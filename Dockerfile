@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # Ratchet worker image: `docker build -t ratchet-rollouts .`, then
 # `docker run ratchet-rollouts worker cpu|gpu` (see deploy/README.md).
-ARG NODE_VERSION=20.20.2
+# Node 24 LTS: CI runs the demo and the replay of every recorded history on it (.ci/run, scripts/ci/with-node.sh).
+ARG NODE_VERSION=24.22.3
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app

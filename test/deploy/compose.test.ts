@@ -361,10 +361,12 @@ describe('Dockerfile', () => {
     expect(JSON.parse(instruction('CMD').at(-1)!)).toEqual(['worker', 'cpu']);
   });
 
-  it('builds on node 20 bookworm-slim with dev deps, then prunes them', () => {
+  it('builds on node 24 (the LTS CI runs the demo and the replays on) bookworm-slim with dev deps, then prunes them', () => {
     expect(instruction('FROM').length).toBeGreaterThanOrEqual(2);
-    for (const from of instruction('FROM')) expect(from).toMatch(/^node:(20|\$\{NODE_VERSION\})[\w.-]*bookworm-slim/);
-    expect(dockerfile).toMatch(/ARG NODE_VERSION=20[.\d]*\n/);
+    for (const from of instruction('FROM')) expect(from).toMatch(/^node:(24|\$\{NODE_VERSION\})[\w.-]*bookworm-slim/);
+    const ciNode = /^NODE_LTS=([\d.]+)$/m.exec(read('.ci/run'))?.[1];
+    expect(ciNode).toMatch(/^24\./);
+    expect(dockerfile).toContain(`ARG NODE_VERSION=${ciNode}\n`);
     expect(dockerfile.indexOf('npm ci')).toBeGreaterThan(-1);
     expect(dockerfile.indexOf('npm prune --omit=dev')).toBeGreaterThan(dockerfile.indexOf('npm ci'));
   });
