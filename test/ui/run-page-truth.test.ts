@@ -9,7 +9,7 @@ import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { uiApp } from '../../src/ui/app.js';
 import { FALLBACK_ATTEMPT_BASE } from '../../src/workflows/turn-affinity.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
-import { complete, joinedGroup } from '../store/run-rows.js';
+import { complete, fail, joinedGroup } from '../store/run-rows.js';
 
 // Issue 35: every number the run pages show means what its label says. One Postgres, rows written as the activities
 // write them, pages read through the UI's routes.
@@ -90,5 +90,34 @@ describe('one definition of stale on the run page', () => {
     expect(page).toMatch(/stale at hand-out<b data-counter="staleAtHandOut">4</);
     // The definition is named where the number is shown.
     expect(page).toMatch(/title="Trajectories over the run(&#39;|')s staleness bound η at their latest hand-out, in any batch/);
+  });
+});
+
+describe('the problems page', () => {
+  it('counts cancelled samples as never attempted: not in samples, failures, pass rate or mean return', async () => {
+    // Problem p1: one sample solved, one wrong, one cancelled with its group; problem p2: both samples cancelled.
+    await complete(db.pool, 'problems/p1/0', ['correct']);
+    await complete(db.pool, 'problems/p1/1', ['wrong']);
+    await fail(db.pool, 'problems/p1/2', 'GroupCancelled', 'infrastructure');
+    await fail(db.pool, 'problems/p2/0', 'Cancelled', 'infrastructure');
+    await fail(db.pool, 'problems/p2/1', 'GroupCancelled', 'infrastructure');
+    await fail(db.pool, 'problems/p3/0', 'PolicyUnavailable', 'infrastructure');
+    const page = await text('/runs/problems/problems?sort=qid&dir=asc');
+    const cells = (qid: string) => {
+      const row = page.split('<tr').find((r) => r.includes(`data-qid="${qid}"`)) ?? '';
+      return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '').trim());
+    };
+    // qid, samples, pass rate, mean return, failed, cancelled
+    expect(cells('p1').slice(0, 6)).toEqual(['p1', '2', '50.0%', '0.00', '0', '1']);
+    expect(cells('p2').slice(0, 6)).toEqual(['p2', '0', '–', '–', '0', '2']);
+    // A sample that failed for another reason was attempted: it counts, as a failure.
+    expect(cells('p3').slice(0, 6)).toEqual(['p3', '1', '0.0%', '0.00', '1', '0']);
+    expect(page).toContain('cancelled samples were never attempted');
+  });
+
+  it('filters problems by part of their qid whatever its case', async () => {
+    const page = await text('/runs/problems/problems?qidContains=P1');
+    expect(page).toMatch(/id="problem-count">1</);
+    expect(page).toContain('data-qid="p1"');
   });
 });
