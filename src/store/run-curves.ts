@@ -33,7 +33,8 @@ const LENGTH_BARS = 20;
 /** Width of the stored length bins (tokens) and advantage bins (reward units), as migration 012 writes them. */
 const LENGTH_BIN = 16;
 const ADVANTAGE_BIN = 0.05;
-const ADVANTAGE_BARS = 40;
+/** Bars of the advantage histogram at most: odd, so one bar is centred on zero. */
+const ADVANTAGE_BARS = 21;
 
 /** Past this span the time curves are summed from hourly rows: at most 12 × 60 minutes or ~720 hours (a month) × 8 shards. */
 const MINUTES_UP_TO_S = 12 * 3600;
@@ -66,10 +67,7 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
       `WITH bins AS (SELECT bin, sum(turns) AS n FROM run_length_bins WHERE run_id = $1 GROUP BY bin),
        span AS (SELECT greatest(ceil((max(bin) + 1)::float8 / $2), 1)::int AS width FROM bins)
        SELECT bin / width AS bar, width, sum(n)::float8 AS n FROM bins, span GROUP BY 1, 2 ORDER BY 1`, [runId, LENGTH_BARS]),
-    pool.query(
-      `WITH span AS (SELECT min(bin) AS lo, greatest(ceil((max(bin) - min(bin) + 1)::float8 / $2), 1)::int AS width FROM run_advantage_bins WHERE run_id = $1)
-       SELECT lo + (bin - lo) / width * width AS first_bin, width, sum(samples)::float8 AS n
-       FROM run_advantage_bins, span WHERE run_id = $1 GROUP BY 1, 2 ORDER BY 1`, [runId, ADVANTAGE_BARS]),
+    pool.query<{ bin: number; n: number }>('SELECT bin, samples::float8 AS n FROM run_advantage_bins WHERE run_id = $1 AND samples > 0 ORDER BY bin', [runId]),
     pool.query('SELECT staleness, members::float8 AS n FROM run_staleness WHERE run_id = $1 AND members > 0 ORDER BY 1', [runId]),
     pool.query('SELECT version, groups::float8 AS n, no_signal::float8 / groups AS share FROM run_group_versions WHERE run_id = $1 ORDER BY 1', [runId]),
   ]);
@@ -84,10 +82,7 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
       meanReward: row.mean_reward, truncatedShare: row.truncated, meanOutputTokens: row.tokens, groups: row.groups, noSignalShare: row.no_signal,
     })),
     outputLengths: lengths.rows.map((row) => ({ from: row.bar * row.width * LENGTH_BIN, to: (row.bar + 1) * row.width * LENGTH_BIN, turns: row.n })),
-    // A stored bin b holds advantages in [(b − ½)·0.05, (b + ½)·0.05).
-    advantages: advantages.rows.map((row) => ({
-      from: round((row.first_bin - 0.5) * ADVANTAGE_BIN), to: round((row.first_bin + row.width - 0.5) * ADVANTAGE_BIN), samples: row.n,
-    })),
+    advantages: centredAdvantageBars(advantages.rows),
     staleness: staleness.rows.map((row) => ({ staleness: row.staleness, members: row.n })),
     groupsByVersion: groups.rows.map((row) => ({ version: row.version, groups: row.n, noSignalShare: row.share })),
   };
@@ -109,6 +104,30 @@ function pooledTurns(rows: { turn: number; n: number; ok: number; tokens: number
   }
   return [...byTurn.entries()].sort(([a], [b]) => a - b)
     .map(([turn, sum]) => ({ turn, samples: sum.n, successRate: sum.ok / sum.n, meanOutputTokens: sum.tokens / sum.n }));
+}
+
+/**
+ * The advantage histogram's bars, from the stored bins (bin b holds advantages in [(b − ½)·0.05, (b + ½)·0.05)): every
+ * bar the same odd number of bins wide, the middle one centred on zero, and as many bars each side of it, to the
+ * largest |advantage| either side. So the zero bar sits in the middle, no edge bar is cut short, and the bars do not
+ * move with the smallest value as data arrives. Empty bars are kept (zero counts): the range is symmetric.
+ */
+export function centredAdvantageBars(bins: readonly { bin: number; n: number }[]): RunCurves['advantages'] {
+  if (bins.length === 0) return [];
+  const reach = Math.max(...bins.map(({ bin }) => Math.abs(bin)));
+  let width = Math.max(1, Math.ceil((2 * reach + 1) / ADVANTAGE_BARS));
+  if (width % 2 === 0) width += 1;
+  const half = (width - 1) / 2;
+  const side = Math.ceil((reach - half) / width);
+  const counts = new Map<number, number>();
+  for (const { bin, n } of bins) {
+    const bar = Math.floor((bin + half) / width);
+    counts.set(bar, (counts.get(bar) ?? 0) + n);
+  }
+  return Array.from({ length: 2 * side + 1 }, (_, k) => {
+    const bar = k - side;
+    return { from: round((bar * width - half - 0.5) * ADVANTAGE_BIN), to: round((bar * width + half + 0.5) * ADVANTAGE_BIN), samples: counts.get(bar) ?? 0 };
+  });
 }
 
 /** Bin edges are multiples of 0.05: rounded so 0.15000000000000002 prints as 0.15. */

@@ -3,7 +3,7 @@ import { claimBatch } from '../../src/store/batches.js';
 import { admitGroups, joinGroup } from '../../src/store/rollout-groups.js';
 import { publishPolicyVersion } from '../../src/store/policy-versions.js';
 import { RUN_CURVES_BACKFILL_SQL } from '../../src/store/run-curves-sql.js';
-import { runCurves } from '../../src/store/run-curves.js';
+import { centredAdvantageBars, runCurves } from '../../src/store/run-curves.js';
 import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
 import { rewardsByVersion } from '../../src/store/version-rewards.js';
 import { CURVES_MEMBERS, CURVES_RUN, curvesTrajectory, seedCurvesRun } from './curves-run.js';
@@ -52,7 +52,30 @@ describe('a run\'s curves, kept by migration 012\'s triggers', () => {
   it('counts groups with no training signal and the group-relative advantages R₀ − group mean', async () => {
     const curves = await runCurves(db.pool, 'curves');
     expect(curves.groupsByVersion).toEqual([{ version: 0, groups: 1, noSignalShare: 0 }, { version: 1, groups: 1, noSignalShare: 1 }]);
-    expect(curves.advantages).toEqual([{ from: -0.525, to: -0.475, samples: 1 }, { from: -0.025, to: 0.025, samples: 2 }, { from: 0.475, to: 0.525, samples: 1 }]);
+    // Bars of one 0.05 bin from −0.5 to +0.5: 21 of them, the zero bar in the middle, the empty ones kept.
+    expect(curves.advantages).toHaveLength(21);
+    expect(curves.advantages.filter((bar) => bar.samples > 0)).toEqual([
+      { from: -0.525, to: -0.475, samples: 1 }, { from: -0.025, to: 0.025, samples: 2 }, { from: 0.475, to: 0.525, samples: 1 },
+    ]);
+  });
+
+  it('bins advantages in equal bars centred on zero, to the largest |advantage| on both sides, whatever the smallest value', () => {
+    // A million samples, skewed: advantages from −1.85 (bin −37) to +2.6 (bin 52), most near zero.
+    const bins = Array.from({ length: 90 }, (_, k) => ({ bin: k - 37, n: Math.round(1_000_000 / (1 + Math.abs(k - 37)) / 20) }));
+    const bars = centredAdvantageBars(bins);
+    expect(bars.length % 2).toBe(1);
+    const middle = bars[(bars.length - 1) / 2]!;
+    expect(middle.from).toBeCloseTo(-middle.to, 9);
+    expect(bars[0]!.from).toBeCloseTo(-bars.at(-1)!.to, 9);
+    // Every bar equally wide (no edge bar cut short), the range covering every sample, nothing lost.
+    const widths = new Set(bars.map((bar) => Math.round((bar.to - bar.from) * 1e6)));
+    expect(widths.size).toBe(1);
+    expect(bars[0]!.from).toBeLessThanOrEqual(-2.6);
+    expect(bars.at(-1)!.to).toBeGreaterThanOrEqual(2.6);
+    expect(bars.reduce((sum, bar) => sum + bar.samples, 0)).toBe(bins.reduce((sum, bin) => sum + bin.n, 0));
+    expect(bars.length).toBeLessThanOrEqual(21);
+    // The zero bar holds the zero bin and its neighbours alike on both sides.
+    expect(middle.samples).toBe(bins.filter(({ bin }) => Math.abs(bin * 0.05) < middle.to).reduce((sum, bin) => sum + bin.n, 0));
   });
 
   it('buckets output lengths and sums the time buckets to the run\'s totals', async () => {

@@ -83,7 +83,13 @@ describe('the run page\'s charts', () => {
   it('charts the groups with no training signal, the advantages, staleness and truncation', async () => {
     await open('/runs/curves');
     expect(await drawn('chart-no-signal-by-version')).toEqual({ data: [[0, 1], [0, 1]], labels: ['every sample the same R₀'] });
-    expect((await drawn('chart-advantages'))!.data).toEqual([[-0.5, 0, 0.5], [1, 2, 1]]);
+    // Advantage bars centred on zero and symmetric: −0.5 … +0.5 in 21 bars, the zero bar in the middle.
+    const advantages = (await drawn('chart-advantages'))!.data as number[][];
+    expect(advantages[0]!).toHaveLength(21);
+    expect([advantages[0]![0], advantages[0]![10], advantages[0]![20]].map((x) => Math.round(x * 1e6) / 1e6)).toEqual([-0.5, 0, 0.5]);
+    expect([advantages[1]![0], advantages[1]![10], advantages[1]![20]]).toEqual([1, 2, 1]);
+    const [lo, hi] = await xRange('chart-advantages');
+    expect(lo! + hi!).toBeCloseTo(0, 9);
     // η = 1: the bar over it is drawn as stale, in its own series.
     expect(await drawn('chart-staleness')).toEqual({ data: [[1, 2], [2, null], [null, 2]], labels: ['within η = 1', 'stale (over η)'] });
     expect((await drawn('chart-truncation-by-version'))!.data).toEqual([[0, 1, 3], [0, 0.5, 0]]);
