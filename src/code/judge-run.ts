@@ -7,10 +7,6 @@ export type TestOutcome =
   | { status: 'passed'; rule: string }
   | { status: 'wrong' | 'timeout' | 'runtime_error'; detail: string };
 
-// CPU-time limit (RLIMIT_CPU: SIGXCPU, then SIGKILL at the hard limit); the tools report a signal as 128 + it.
-const CPU_SIGNALS = new Set(['SIGXCPU', 'SIGKILL']);
-const CPU_STATUSES = new Set([128 + 24, 128 + 9]);
-
 const STOPPED = {
   timeout: { status: 'timeout', detail: 'ran past its time limit' },
   output_limit: { status: 'runtime_error', detail: 'printed more than the output limit' },
@@ -27,18 +23,23 @@ export function judgeRun(run: TestRun, expected: string, callMode: boolean): Tes
   if (run.kind !== 'exited') return STOPPED[run.kind];
   const cpu = cpuLimitKill(run);
   if (cpu !== null) return { status: 'timeout', detail: cpu };
-  if (run.code !== 0) return { status: 'runtime_error', detail: `crashed: ${run.signal ?? `exit status ${run.code}`}${stderr ? `\n${stderr}` : ''}` };
+  // Killed by a signal (its own SIGKILL included) is never correct, whatever it printed first.
+  if (run.signal !== null) return { status: 'runtime_error', detail: `killed by ${run.signal}${stderr ? `\n${stderr}` : ''}` };
+  if (run.code === null) return { status: 'runtime_error', detail: `the sandbox ended without the solution's exit status${stderr ? `\n${stderr}` : ''}` };
+  if (run.code !== 0) return { status: 'runtime_error', detail: `crashed: exit status ${run.code}${stderr ? `\n${stderr}` : ''}` };
   const actual = run.stdout.toString('utf8');
   const rule = callMode ? matchReturn(actual, expected) : matchOutput(actual, expected);
   if (rule === null) return { status: 'wrong', detail: `expected ${preview(expected)}, got ${preview(actual)}` };
   return { status: 'passed', rule };
 }
 
-/** How a process that ended by itself was killed at its CPU-time limit (the reason, as a detail), or null when it was not. */
+/**
+ * How a process that ended by itself was killed at its CPU-time limit (the reason, as a detail), or null when it
+ * was not: the launcher says so only when the signal is the limit's (SIGXCPU, or SIGKILL at the hard limit) and the
+ * process had used its CPU time. An exit status of 137 is an exit status, and a SIGKILL it sent itself is a crash.
+ */
 export function cpuLimitKill(run: Extract<TestRun, { kind: 'exited' }>): string | null {
-  if (run.signal !== null && CPU_SIGNALS.has(run.signal)) return `killed by ${run.signal} (CPU time limit)`;
-  if (run.code !== null && CPU_STATUSES.has(run.code)) return `killed by signal ${run.code - 128} (CPU time limit)`;
-  return null;
+  return run.cpuLimit ? `killed by ${run.signal ?? 'a signal'} at its CPU time limit (${run.cpuSeconds.toFixed(1)} s of CPU)` : null;
 }
 
 function preview(text: string): string {

@@ -6,11 +6,19 @@
 # - reads the job (code, limits; never the expected output) from fd 3, which it closes;
 # - under the `unshare` floor, builds the sandbox's root (`confine_floor`, defined before this source) and
 #   installs the seccomp filter (no_new_privs first), which bwrap has already installed otherwise;
-# - sets the solution's rlimits;
-# - writes one byte on fd 4 and closes it: the sandbox is ready, so a failure before it is the sandbox's;
-# - runs the code as a real `__main__` from `/sandbox/solution.py` (stdin mode), or calls `fn_name` with the
-#   JSON arguments read from stdin and writes the JSON of its return value to stdout (call mode; what the
-#   solution prints goes to /dev/null).
+# - closes every descriptor it inherited beyond stdio and fd 4, whatever the worker's process held open;
+# - reads the test's input from stdin, whole;
+# - writes one byte on fd 4: the sandbox is ready, so a failure before it is the sandbox's;
+# - forks the solution, which gets fresh pipes as stdin, stdout and stderr (so that `open("/dev/stdin")` works as
+#   for any process), no other descriptor, its rlimits, and runs the code as a real `__main__` from
+#   `/sandbox/solution.py` (stdin mode), or calls `fn_name` with the JSON arguments read from stdin and writes the
+#   JSON of its return value to stdout (call mode; what the solution prints goes to /dev/null);
+# - stays the PID namespace's init: it relays the pipes to the worker, ends the sandbox as soon as the worker
+#   is gone (fd 4 hangs up: the sandbox's life is tied to the worker's, whatever killed it), and once the
+#   solution's process ends writes its real end on fd 4: `exit N` or `signal N`, its own CPU seconds, and
+#   whether its CPU-time limit fired. Exiting then, as init, kills whatever the solution left.
+# The solution cannot reach the launcher: init ignores the signals of its namespace it has no handler for (SIGINT
+# is ignored), the launcher is not dumpable (no /proc/1/mem, /proc/1/fd), and ptrace and pidfd_getfd are refused.
 # Annotations use built-in types only (nothing imported for them): this runs before every test.
 import os
 import resource
@@ -51,15 +59,21 @@ def limit(kind: int, value: float) -> None:
 # Under bwrap the filter is already in place (--seccomp); the floor installs it here.
 if seccomp:
     install_seccomp(bytes.fromhex(seccomp))
+# Nothing the worker's process held open (a dataset file, another pipe of the host, bwrap's filter) goes further.
+os.closerange(5, 2**31 - 1)
+received = bytearray()
+while chunk := os.read(0, 1 << 20):
+    received += chunk
+
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/1/mem or /proc/1/fd for the solution; it inherits 0, then sets 1
+stdin_r, stdin_w = os.pipe()
+stdout_r, stdout_w = os.pipe()
+stderr_r, stderr_w = os.pipe()
 cpu = int(-(-timeout_s // 1)) + 1
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-limit(resource.RLIMIT_NPROC, max_processes)
-limit(resource.RLIMIT_FSIZE, max_file_bytes)
-limit(resource.RLIMIT_NOFILE, max_open_files)
-limit(resource.RLIMIT_CORE, 0)
-limit(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
 os.write(4, b"R")
-os.close(4)
+solution = os.fork()
 
 PRELUDE = """
 from typing import *
@@ -105,6 +119,92 @@ def run_main() -> None:
     sys.argv = [SOLUTION]
     exec(compile(code, SOLUTION, "exec"), main.__dict__)
 
+def relay(pid: int) -> bytes:
+    """Moves stdio between the worker and the solution until the solution's process ends; then its end, as a line."""
+    import select
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for fd in (stdin_r, stdout_w, stderr_w):
+        os.close(fd)
+    ended = os.pidfd_open(pid)
+    poller = select.poll()
+    poller.register(4, 0)  # hang-up and errors only: the worker is gone
+    poller.register(ended, select.POLLIN)
+    targets = {stdout_r: 1, stderr_r: 2}
+    for fd in targets:
+        poller.register(fd, select.POLLIN)
+    pending = memoryview(bytes(received))
+    if pending:
+        os.set_blocking(stdin_w, False)
+        poller.register(stdin_w, select.POLLOUT)
+    else:
+        os.close(stdin_w)
+    def forward(fd: int) -> bool:
+        chunk = os.read(fd, 1 << 16)
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(targets[fd], view):]
+        return bool(chunk)
+    while True:
+        for fd, events in poller.poll():
+            if fd == 4:
+                os._exit(1)
+            if fd == ended:
+                return ending(pid, targets, forward)
+            if fd == stdin_w:
+                try:
+                    pending = pending[os.write(stdin_w, pending[: 1 << 16]):]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    pending = pending[:0]  # the solution closed its stdin
+                if not pending:
+                    poller.unregister(stdin_w)
+                    os.close(stdin_w)
+            elif not forward(fd):
+                poller.unregister(fd)
+
+def ending(pid: int, targets: dict, forward) -> bytes:  # type: ignore[no-untyped-def, type-arg]
+    # Its own CPU time, read before it is reaped (the status alone cannot tell the CPU limit's SIGKILL from any other).
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    with open("/proc/%d/stat" % pid, "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    status = os.waitpid(pid, 0)[1]
+    # What it wrote before it ended is in the pipes; what the processes it left keep writing is not waited for.
+    for fd in targets:
+        os.set_blocking(fd, False)
+        for _ in range(64):
+            try:
+                if not forward(fd):
+                    break
+            except BlockingIOError:
+                break
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        cpu_limit = number in (24, 9) and seconds >= cpu - 0.1  # SIGXCPU at the soft limit, SIGKILL at the hard one
+        return b"signal %d cpu %.3f cpu_limit %d\n" % (number, seconds, cpu_limit)
+    return b"exit %d cpu %.3f cpu_limit 0\n" % (os.WEXITSTATUS(status), seconds)
+
+if solution:
+    record = relay(solution)
+    while record:
+        record = record[os.write(4, record):]
+    os._exit(0)
+
+libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1: the solution's own /proc/self as any process has it
+for fd, target in ((stdin_r, 0), (stdout_w, 1), (stderr_w, 2)):
+    os.dup2(fd, target)
+os.closerange(3, 2**31 - 1)
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+limit(resource.RLIMIT_NPROC, max_processes)
+limit(resource.RLIMIT_FSIZE, max_file_bytes)
+limit(resource.RLIMIT_NOFILE, max_open_files)
+limit(resource.RLIMIT_CORE, 0)
+limit(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
+# Integers of any length print and parse, as a judge's own Python would need them to (3.11's limit is 4,300 digits).
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
 try:
     call_solution() if fn_name else run_main()
 finally:

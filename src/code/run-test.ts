@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { BoundedOutput, OutputTail } from './bounded-output.js';
 import { encodeJob, type SandboxJob } from './sandbox-job.js';
@@ -9,8 +10,12 @@ import { startRunningBudget, type RunningBudget } from '../timing/running-budget
 
 /** How one test's run ended, short of a sandbox failure (which throws). */
 export type TestRun =
-  /** The solution's process ended by itself: its exit status and what it printed (call mode: its return value's JSON). */
-  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: string; elapsedMs: number }
+  /**
+   * The solution's process ended by itself: its exit status or the signal that ended it, as the launcher saw it
+   * reap the process (both null when the sandbox ended without saying), its own CPU seconds, whether its CPU-time
+   * limit fired, and what it printed (call mode: its return value's JSON).
+   */
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; cpuSeconds: number; cpuLimit: boolean; stdout: Buffer; stderr: string; elapsedMs: number }
   /** It ran past its deadline, printed more than the limit or held more memory: the sandbox was killed, every process of it. */
   | { kind: Stop; stderr: string; elapsedMs: number };
 
@@ -38,8 +43,15 @@ const DRAIN_MS = 1000;
  * How often the sandbox's memory is summed, from how long after the start: most tests end sooner and are never
  * read (finding the sandbox's init can take a scan of /proc); until then RLIMIT_AS bounds each process.
  */
-const MEMORY_POLL_MS = 100;
-const MEMORY_GRACE_MS = 250;
+const MEMORY_POLL_MS = 50;
+/**
+ * How much a freeze of the worker may lengthen a test past its limit, all freezes together: the running budget
+ * does not count a freeze against the answer, and this caps what it may discount, so that nothing the solution
+ * does (nor a worker frozen for good) stretches a test without bound.
+ */
+export const FREEZE_ALLOWANCE_MS = 10_000;
+/** The launcher's line on fd 4 when the solution's process ends (launcher.py, `ending`). */
+const END_RECORD = /^(exit|signal) (\d+) cpu ([\d.]+) cpu_limit ([01])\n$/;
 
 /**
  * Runs one test in a fresh sandbox: the job on fd 3, the test's input on stdin, the ready byte on fd 4 (and
@@ -71,6 +83,8 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
     let deadline: RunningBudget | undefined;
     let drain: NodeJS.Timeout | undefined;
     let memoryPoll: NodeJS.Timeout | undefined;
+    let hardDeadline: NodeJS.Timeout | undefined;
+    let report = '';
 
     const settle = (): void => {
       if (settled) return;
@@ -79,6 +93,7 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
       clearTimeout(drain);
       setup.cancel();
       clearInterval(memoryPoll);
+      clearTimeout(hardDeadline);
       if (child.pid !== undefined && exit === undefined) killSandbox(child.pid);
       for (const stream of [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel]) stream?.destroy();
       const elapsedMs = performance.now() - started;
@@ -86,7 +101,7 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
         const how = exit ? (exit.signal ?? `status ${exit.code}`) : 'no exit';
         reject(new SandboxFailure(`${command} ended (${how}) before the sandbox was ready: ${tail.text().trim() || 'no error output'}`));
       } else if (stopped) resolve({ kind: stopped, stderr: tail.text(), elapsedMs });
-      else resolve({ kind: 'exited', code: exit?.code ?? null, signal: exit?.signal ?? null, stdout: output.bytes(), stderr: tail.text(), elapsedMs });
+      else resolve({ kind: 'exited', ...solutionEnd(report), stdout: output.bytes(), stderr: tail.text(), elapsedMs });
     };
     const stop = (why: Stop): void => {
       if (stopped || settled) return;
@@ -101,16 +116,30 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
       if (!ready) settle();
     });
 
-    readyChannel.once('data', () => {
-      ready = true;
-      const readyAt = performance.now();
-      deadline = startRunningBudget(launch.timeoutMs, () => stop('timeout'));
-      memoryPoll = setInterval(() => {
-        if (child.pid === undefined || exit || performance.now() - readyAt < MEMORY_GRACE_MS) return;
+    let polling = false;
+    const pollMemory = async (): Promise<void> => {
+      if (polling || child.pid === undefined || exit || stopped) return;
+      polling = true;
+      try {
         init ??= childrenOf(child.pid)[0];
-        const held = init === undefined ? undefined : sandboxMemoryBytes(init);
+        const held = init === undefined ? undefined : await sandboxMemoryBytes(init);
         if (held !== undefined && held > launch.memoryLimitBytes) stop('memory_limit');
-      }, MEMORY_POLL_MS);
+      } finally {
+        polling = false;
+      }
+    };
+    // The ready byte, then (once the solution's process ends) the launcher's line saying how it ended.
+    readyChannel.on('data', (chunk: Buffer) => {
+      if (!ready) {
+        ready = true;
+        deadline = startRunningBudget(launch.timeoutMs, () => stop('timeout'));
+        hardDeadline = setTimeout(() => stop('timeout'), launch.timeoutMs + FREEZE_ALLOWANCE_MS);
+        // From the start: a burst past the limit in the first milliseconds is seen like any other.
+        void pollMemory();
+        memoryPoll = setInterval(() => void pollMemory(), MEMORY_POLL_MS);
+        chunk = chunk.subarray(1);
+      }
+      if (report.length < 200) report += chunk.toString('latin1');
     });
     stdout.on('data', (chunk: Buffer) => {
       if (!output.push(chunk)) stop('output_limit');
@@ -135,4 +164,13 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
     filterChannel?.end(launch.seccompFilter);
     stdin.end(input);
   });
+}
+
+/** How the solution's process ended, from the launcher's line; nulls when the sandbox ended without one. */
+function solutionEnd(report: string): { code: number | null; signal: NodeJS.Signals | null; cpuSeconds: number; cpuLimit: boolean } {
+  const [, how, number, cpu, limit] = END_RECORD.exec(report) ?? [];
+  if (how === undefined) return { code: null, signal: null, cpuSeconds: 0, cpuLimit: false };
+  const value = Number(number);
+  const signal = how === 'signal' ? ((Object.entries(constants.signals).find(([, n]) => n === value)?.[0] ?? `SIG${value}`) as NodeJS.Signals) : null;
+  return { code: how === 'exit' ? value : null, signal, cpuSeconds: Number(cpu), cpuLimit: limit === '1' };
 }

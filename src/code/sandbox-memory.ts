@@ -1,29 +1,31 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile, statfs } from 'node:fs/promises';
+
+/** The sandbox's writable tmpfs mounts: what a solution writes there is memory too. */
+const TMPFS = ['tmp', 'sandbox', 'dev/shm'];
 
 /**
- * The memory every process of a sandbox holds together (proportional set size, so pages a fork shares with
- * its parent count once), read from the host through the sandbox's own /proc: `/proc/<init>/root/proc`
- * lists the sandbox's processes and nothing else. Undefined when it cannot be read (the sandbox is gone).
+ * The memory a sandbox holds, read from the host through the sandbox's own `/proc/<init>/root`: the proportional
+ * set size of every process it lists (pages a fork shares with its parent count once), plus what its tmpfs
+ * mounts (`/tmp`, `/sandbox`, `/dev/shm`) hold. Undefined when it cannot be read (the sandbox is gone).
  * RLIMIT_AS bounds each process; this is what bounds their sum, where no cgroup is delegated to the worker.
+ * Every read is asynchronous: a process with a huge memory map (its `smaps_rollup` walks it) slows this poll,
+ * never the worker's event loop, its deadlines or its heartbeats.
  */
-export function sandboxMemoryBytes(init: number): number | undefined {
-  const proc = `/proc/${init}/root/proc`;
+export async function sandboxMemoryBytes(init: number): Promise<number | undefined> {
+  const root = `/proc/${init}/root`;
   let names: string[];
   try {
-    names = readdirSync(proc);
+    names = await readdir(`${root}/proc`);
   } catch {
     return undefined;
   }
-  let total = 0;
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const rollup = readFileSync(`${proc}/${name}/smaps_rollup`, 'utf8');
-      const pss = /^Pss:\s+(\d+) kB$/m.exec(rollup);
-      total += Number(pss?.[1] ?? 0) * 1024;
-    } catch {
-      // Gone since the listing, or a zombie with no memory left.
-    }
-  }
-  return total;
+  const processes = names.filter((name) => /^\d+$/.test(name)).map(async (name) => {
+    const rollup = await readFile(`${root}/proc/${name}/smaps_rollup`, 'utf8').catch(() => '');
+    return Number(/^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1] ?? 0) * 1024;
+  });
+  const files = TMPFS.map(async (mount) => {
+    const stats = await statfs(`${root}/${mount}`).catch(() => undefined);
+    return stats === undefined ? 0 : (stats.blocks - stats.bfree) * stats.bsize;
+  });
+  return (await Promise.all([...processes, ...files])).reduce((sum, bytes) => sum + bytes, 0);
 }

@@ -45,7 +45,7 @@ describe('the channel from a solution, fuzzed without a sandbox', () => {
     for (let round = 0; round < 2000; round++) {
       const stdout = stream(next, Math.floor(next() * 300));
       const expected = stream(next, Math.floor(next() * 60)).toString('utf8');
-      const run = { kind: 'exited' as const, code: next() < 0.7 ? 0 : Math.floor(next() * 256), signal: signals[Math.floor(next() * signals.length)]!, stdout, stderr: '', elapsedMs: 1 };
+      const run = { kind: 'exited' as const, code: next() < 0.7 ? 0 : Math.floor(next() * 256), signal: signals[Math.floor(next() * signals.length)]!, cpuSeconds: next() * 4, cpuLimit: next() < 0.2, stdout, stderr: '', elapsedMs: 1 };
       const outcome = judgeRun(run, expected, next() < 0.5);
       expect(['passed', 'wrong', 'timeout', 'runtime_error']).toContain(outcome.status);
       expect(() => matchOutput(stdout.toString('latin1'), expected)).not.toThrow();

@@ -110,10 +110,11 @@ print("leaked" if seen else "ok", sorted(os.environ))`;
       expect(verdict.detail).not.toContain('DATABASE_URL');
     });
 
-    it('an answer that signals everything it can see is judged on what it printed (never a sandbox failure)', async () => {
-      // The answer is its PID namespace's init: nothing else is there to kill, and it ignores its own SIGKILL.
+    it('an answer that signals everything else it can see is judged on what it printed (never a sandbox failure)', async () => {
+      // Its parent is the launcher, its namespace's init, which ignores the signals of its namespace: nothing
+      // else is there to kill (its own process group, which holds itself, is verdict-causes.test.ts's case).
       const name = marker();
-      const code = `${nameProcess(name)}import os, signal\nfor pid in (0, -1, os.getppid()):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\nprint("ok")`;
+      const code = `${nameProcess(name)}import os, signal\nfor pid in (-1, os.getppid(), 1):\n    try:\n        os.kill(pid, signal.SIGKILL)\n    except OSError:\n        pass\nprint("ok")`;
       const verdict = await verifyCodeAnswer(task(), fenced(code), { sandbox });
       expect(verdict.status).toBe('correct');
       expect(await processesLeft(name, 5_000)).toEqual([]);
