@@ -121,3 +121,21 @@ describe('the problems page', () => {
     expect(page).toContain('data-qid="p1"');
   });
 });
+
+describe('the group page', () => {
+  it('shows no advantage until every sample of the group has finished, and says how many have', async () => {
+    const run = { runId: 'groups', maxHeadOffpolicyness: 4, batchSize: 1, maxConcurrent: 8 };
+    const [first, ...rest] = await joinedGroup(db.pool, run, 'g', 4);
+    await admitGroups(db.pool, run.runId);
+    await complete(db.pool, first!, ['correct']);
+    const partial = await text(`/groups/${encodeURIComponent('groups/g')}`);
+    const advantages = (page: string) => [...page.matchAll(/class="advantage">([^<]*)</g)].map((m) => m[1]);
+    expect(advantages(partial)).toEqual(['pending, 1 of 4 done']);
+    expect(partial).toContain('Advantages pending: 1 of 4 samples done');
+    for (const [i, id] of rest.entries()) await complete(db.pool, id, [i === 0 ? 'correct' : 'wrong']);
+    const whole = await text(`/groups/${encodeURIComponent('groups/g')}`);
+    // Returns +1, +1, −1, −1: mean 0, std 1.
+    expect(advantages(whole)).toEqual(['1.00', '1.00', '-1.00', '-1.00']);
+    expect(whole).not.toContain('Advantages pending');
+  });
+});
