@@ -18,6 +18,7 @@ from .errors import (
     RunConfigMismatch,
     UnknownBatch,
     UnknownRun,
+    WeightsRefused,
 )
 from .problems import LoadedDataset, Problem, RowError, load_dataset, load_problems
 from .request import trajectory_request
@@ -73,6 +74,7 @@ __all__ = [
     "TrainingStep",
     "UnknownBatch",
     "UnknownRun",
+    "WeightsRefused",
     "build_environment_worker",
     "group_id",
     "grpo_advantages",

@@ -23,7 +23,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from . import store
 from .batch import Batch
 from .batch_table import batch_table
-from .errors import UnknownRun
+from .errors import UnknownRun, WeightsRefused
 from .problems import Problem
 from .request import TRAJECTORY_TASK_QUEUE, TRAJECTORY_WORKFLOW, trajectory_request
 from .run_config import RunConfig, group_id
@@ -190,10 +190,35 @@ class RolloutClient:
         """Gives the batch's groups back at once (this consumer cannot use them); returns how many."""
         return await store.release_batch(self.database, batch_id)
 
-    async def publish_policy_version(self, version: int, weights_path: str | None = None) -> None:
-        """Publishes the trainer's new version: GPU workers load it, admission lets more groups start. Versions
-        only go forward (PolicyVersionConflict otherwise)."""
-        await store.publish_policy_version(self.database, version, weights_path)
+    async def publish_policy_version(self, version: int, weights_path: str | None = None, reference: dict[str, Any] | None = None) -> None:
+        """Publishes the trainer's new version: GPU workers load it, prove it and only then tag tokens with it;
+        admission lets more groups start. Versions only go forward (PolicyVersionConflict otherwise). `reference` is
+        what each server's probe is compared with: `weights_probe.probe_reference(model)` on the model whose weights
+        were just saved (or `weights_probe.reference_from_directory(weights_path)`); a real server refuses a version
+        with weights but no reference unless its worker runs with RATCHET_WEIGHT_PROOF=optional."""
+        await store.publish_policy_version(self.database, version, weights_path, reference)
+
+    async def served_weights(self, version: int) -> list[dict[str, Any]]:
+        """The served-weights ledger for one version: per server, its verdict (loading, proven, unproven, refused),
+        when it was asked and loaded, the probe's mean and max |delta| and any typed error."""
+        return await store.served_weights(self.database, version)
+
+    async def wait_for_weights(self, version: int, servers: int = 1, timeout_s: float = 600.0) -> list[dict[str, Any]]:
+        """Waits until `servers` servers have decided on `version`; returns their ledger rows. Raises WeightsRefused
+        as soon as one refuses it, TimeoutError when they have not decided in time."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while True:
+            rows = await store.served_weights(self.database, version)
+            refused = [row for row in rows if row["verdict"] == "refused"]
+            if refused:
+                first = refused[0]
+                raise WeightsRefused(f"policy version {version} refused on {first['server']}: {first['error_type']}: {first['error']}", refused)
+            decided = [row for row in rows if row["verdict"] != "loading"]
+            if len(decided) >= servers:
+                return decided
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"policy version {version}: {len(decided)} of {servers} servers decided within {timeout_s} s")
+            await asyncio.sleep(0.25)
 
     async def policy_version(self) -> int:
         """The latest published policy version (0 before the first publish)."""

@@ -48,3 +48,13 @@ SQLSTATE_ERRORS: dict[str, type[RatchetError]] = {
     "RV005": RunConfigMismatch,
     "RV006": InvalidTrainingStep,
 }
+
+
+class WeightsRefused(RatchetError):
+    """A published version was refused by an inference server: the weights failed to load or the probe showed the
+    server does not serve them (`rows` holds the served-weights ledger rows of the refusals). No token was tagged
+    with the version on that server."""
+
+    def __init__(self, message: str, rows: list[dict[str, object]] | None = None) -> None:
+        super().__init__(message)
+        self.rows = rows or []

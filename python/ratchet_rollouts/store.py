@@ -4,6 +4,8 @@ reads stored trajectories."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -122,8 +124,29 @@ async def release_batch(conn: psycopg.AsyncConnection[Any], batch_id: str) -> in
     return int(await _scalar(conn, "SELECT ratchet_release_batch(%s)", (batch_id,)))
 
 
-async def publish_policy_version(conn: psycopg.AsyncConnection[Any], version: int, weights_path: str | None) -> None:
-    await _scalar(conn, "SELECT ratchet_publish_policy_version(%s, %s)", (version, weights_path))
+async def publish_policy_version(conn: psycopg.AsyncConnection[Any], version: int, weights_path: str | None, reference: dict[str, Any] | None = None) -> None:
+    if reference is None:
+        await _scalar(conn, "SELECT ratchet_publish_policy_version(%s, %s)", (version, weights_path))
+    else:
+        await _scalar(conn, "SELECT ratchet_publish_policy_version(%s, %s, %s::jsonb)", (version, weights_path, json.dumps(_checked_reference(reference))))
+
+
+def _checked_reference(reference: dict[str, Any]) -> dict[str, Any]:
+    """The probe reference as src/policy/weights-proof.ts reads it; refused here rather than by every GPU worker."""
+    ids, logprobs = reference.get("token_ids"), reference.get("logprobs")
+    if not isinstance(ids, list) or not isinstance(logprobs, list) or len(ids) != len(logprobs) or not 8 <= len(ids) <= 4096:
+        raise ValueError("probe reference needs token_ids and logprobs of one length (8 to 4096): use weights_probe.probe_reference")
+    if not all(isinstance(i, int) and i >= 0 for i in ids) or not all(isinstance(v, (int, float)) and math.isfinite(v) and v <= 0 for v in logprobs[1:]):
+        raise ValueError("probe reference: token ids must be non-negative integers and logprobs finite and <= 0")
+    return {"token_ids": ids, "logprobs": [None, *[float(v) for v in logprobs[1:]]], **({"dtype": str(reference["dtype"])} if "dtype" in reference else {})}
+
+
+async def served_weights(conn: psycopg.AsyncConnection[Any], version: int) -> list[dict[str, Any]]:
+    cursor = await conn.execute(
+        "SELECT server, version, verdict, requested_at, loaded_at, decided_at, probe_tokens, mean_abs_delta, max_abs_delta, error_type, error"
+        " FROM served_weights WHERE version = %s ORDER BY server", (version,))
+    names = [column.name for column in cursor.description or []]
+    return [dict(zip(names, row)) for row in await cursor.fetchall()]
 
 
 async def latest_policy_version(conn: psycopg.AsyncConnection[Any]) -> int:

@@ -48,8 +48,11 @@ class SyncRolloutClient:
     def release(self, batch_id: str) -> int:
         return self._loop.run_until_complete(self.client.release(batch_id))
 
-    def publish_policy_version(self, version: int, weights_path: str | None = None) -> None:
-        self._loop.run_until_complete(self.client.publish_policy_version(version, weights_path))
+    def publish_policy_version(self, version: int, weights_path: str | None = None, reference: dict[str, Any] | None = None) -> None:
+        self._loop.run_until_complete(self.client.publish_policy_version(version, weights_path, reference))
+
+    def wait_for_weights(self, version: int, servers: int = 1, timeout_s: float = 600.0) -> list[dict[str, Any]]:
+        return self._loop.run_until_complete(self.client.wait_for_weights(version, servers, timeout_s))
 
     def policy_version(self) -> int:
         return self._loop.run_until_complete(self.client.policy_version())

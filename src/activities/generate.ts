@@ -6,7 +6,7 @@ import { describeSampling, unfaithfulLogprobs } from '../policy/faithful-logprob
 import { UNPROBED } from '../policy/logprob-probe.js';
 import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import { RawLogprobsServer } from '../policy/raw-logprobs-server.js';
-import { generateResumable, type PartialOutput } from '../policy/resumable-generation.js';
+import { generateResumable, type PartialOutput, type ServedVersion } from '../policy/resumable-generation.js';
 import { CheckpointSuperseded, dropTurnCheckpoint, type TurnCheckpointKey } from '../store/turn-checkpoints.js';
 import { loadContext, loadStoredGeneration, NoStoredPrompt, saveTurnOutput } from '../store/turn-store.js';
 import { loadStoredOutcome } from '../store/stored-outcome.js';
@@ -56,7 +56,7 @@ export interface GenerateResult {
  * continues from the last checkpoint instead of starting over, and no heartbeat grows with the turn.
  */
 export function generateActivity(
-  pool: pg.Pool, backend: InferenceBackend, currentVersion: () => number, heartbeatIntervalMs: number,
+  pool: pg.Pool, backend: InferenceBackend, currentVersion: ServedVersion, heartbeatIntervalMs: number,
   servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED), affinityQueue?: string,
 ) {
   // What the turn's row names as its server (the run page's "on the previous server" compares them).
@@ -83,7 +83,7 @@ export function generateActivity(
 interface GenerateDeps {
   pool: pg.Pool;
   backend: InferenceBackend;
-  currentVersion: () => number;
+  currentVersion: ServedVersion;
   heartbeatIntervalMs: number;
   /** What the server's logprobs are of, as the worker's start-up probe finds: awaited only when the sampling needs it. */
   servedLogprobs: () => Promise<ServedLogprobs>;
@@ -123,7 +123,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
     throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);
   }
   const budget = Math.min(input.maxNewTokens, (await backend.contextWindow()) - inputIds.length);
-  const version = currentVersion();
+  const version = await currentVersion();
   if (budget <= 0 && resumed.ids.length === 0) {
     if (claimed) await dropTurnCheckpoint(pool, key);
     return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };

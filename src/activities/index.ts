@@ -4,6 +4,7 @@ import type { Environment } from '../environments/environment.js';
 import { workerEnvironments } from '../environments/environment-set.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ServedLogprobs } from '../policy/logprob-verdict.js';
+import type { ServedVersion } from '../policy/resumable-generation.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { answerTextActivity } from './answer-text.js';
@@ -40,7 +41,7 @@ export function createCpuActivities(deps: {
 
 /** Activities of the GPU worker: generation only, on its own task queue. */
 export function createGpuActivities(deps: {
-  pool: pg.Pool; backend: InferenceBackend; currentVersion: () => number; heartbeatIntervalMs: number; servedLogprobs?: () => Promise<ServedLogprobs>;
+  pool: pg.Pool; backend: InferenceBackend; currentVersion: ServedVersion; heartbeatIntervalMs: number; servedLogprobs?: () => Promise<ServedLogprobs>;
   /** The worker's own task queue, reported with each turn so the trajectory's next turn asks for it. */
   affinityQueue?: string;
 }) {

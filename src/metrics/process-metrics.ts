@@ -1,4 +1,4 @@
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Metrics only a worker process can count (not derivable from Postgres or the SDK). Generation and verification
@@ -19,4 +19,11 @@ export const processMetrics = {
    * server generated but never delivered (a starved server runs ahead of its stream) from tokens this worker lost.
    */
   tokensReceived: new Counter({ name: 'ratchet_policy_tokens_received_total', help: 'Output tokens the inference server streamed to this worker\'s generate attempts', registers }),
+  /**
+   * Policy versions this worker loaded into its server, by verdict (src/processes/policy-version-watcher.ts): proven
+   * (the probe matched the publisher's reference), unproven (served without a proof), refused (never served here).
+   */
+  weightLoads: new Counter({ name: 'ratchet_weight_loads_total', help: 'Policy versions loaded into this worker\'s inference server, by verdict', labelNames: ['verdict'], registers }),
+  /** The version this worker's server serves now (its tokens' tag); -1 while it serves weights no version vouches for. */
+  servedVersion: new Gauge({ name: 'ratchet_served_policy_version', help: 'Policy version the inference server serves now (-1: none Ratchet can vouch for)', labelNames: ['server'], registers }),
 };

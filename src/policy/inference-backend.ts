@@ -62,6 +62,13 @@ export interface InferenceBackend {
    * its start-up weights under its own, e.g. `default`), or undefined where it keeps none or cannot be asked now.
    */
   servedWeightVersion(): Promise<string | undefined>;
+  /**
+   * Each position's logprob of its own token given the ones before it (the first null), at temperature 1: what the
+   * weights-proof probe compares with the publisher's reference (src/policy/weights-proof.ts).
+   */
+  scorePrompt(inputIds: readonly number[], signal?: AbortSignal): Promise<(number | null)[]>;
+  /** Whether the server serves real weights a probe can check (false: the simulated policy, which has none). */
+  servesWeights(): Promise<boolean>;
   /** The longest context (input + new tokens) the server accepts. */
   contextWindow(): Promise<number>;
 }

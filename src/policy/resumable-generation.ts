@@ -28,6 +28,12 @@ export interface ResumableResult {
   cachedTokens?: number;
 }
 
+/**
+ * The version the server serves now: a number when settled, a promise while a newly loaded version is being proven
+ * (src/processes/policy-version-watcher.ts), a rejection when the server serves no version Ratchet can vouch for.
+ */
+export type ServedVersion = () => number | Promise<number>;
+
 /** Weight updates interrupting one turn this many times in a row without a token in between means a broken server. */
 const MAX_FRUITLESS_ABORTS = 20;
 
@@ -38,13 +44,16 @@ const MAX_FRUITLESS_ABORTS = 20;
  */
 export async function generateResumable(
   backend: InferenceBackend, request: ResumableRequest, start: PartialOutput,
-  currentVersion: () => number, onProgress: (output: PartialOutput) => void,
+  currentVersion: ServedVersion, onProgress: (output: PartialOutput) => void,
 ): Promise<ResumableResult> {
   const output: PartialOutput = { ids: [...start.ids], logprobs: [...start.logprobs], versions: [...start.versions] };
   let fruitlessAborts = 0;
   for (let segment = 0; ; segment++) {
     const remaining = request.maxNewTokens - output.ids.length;
     if (remaining <= 0) return { output, finishReason: 'length' };
+    // Each segment starts under a settled version and its tokens carry it: a reload aborts the segment before the
+    // server changes weights, and the next segment waits here until the new version is proven.
+    const segmentVersion = await currentVersion();
     const before = output.ids.length;
     const end = await backend.generate({
       inputIds: output.ids.length === 0 ? request.context : [...request.context, ...output.ids],
@@ -53,7 +62,7 @@ export async function generateResumable(
       requestId: `${request.requestId}/${segment}`,
       signal: request.signal,
     }, (chunk) => {
-      const version = chunk.weightVersion ?? currentVersion();
+      const version = chunk.weightVersion ?? segmentVersion;
       for (let i = 0; i < chunk.ids.length; i++) {
         output.ids.push(chunk.ids[i]!);
         output.logprobs.push(chunk.logprobs[i] ?? 0);

@@ -4,6 +4,7 @@ import type { TopLogprob } from './logprob-verdict.js';
 import { PolicyProtocolError, PolicyRejectedRequest } from './policy-errors.js';
 import { answersHealthy, parseJson, requestJson } from './policy-http.js';
 import { samplingFields } from './sampling-fields.js';
+import { SIMULATED_MODEL_NAME } from './simulated/prometheus-metrics.js';
 import { policyServerAddress } from './server-credentials.js';
 import { SglangStreamDecoder } from './sglang-stream-decoder.js';
 import { runTokenStream } from './token-stream.js';
@@ -21,6 +22,10 @@ const serverInfo = z.object({ context_length: z.number().int().positive().nullis
 // A non-streamed /generate with top_logprobs_num: per output position, [logprob, token_id, text | null] of the top tokens.
 const generateTopLogprobs = z.object({
   meta_info: z.object({ output_top_logprobs: z.array(z.array(z.tuple([z.number(), z.number().int()]).rest(z.unknown())).nullable()).min(1) }).passthrough(),
+}).passthrough();
+// A non-streamed /generate with return_logprob and logprob_start_len 0: per input position [logprob | null, token_id, ...].
+const generateInputLogprobs = z.object({
+  meta_info: z.object({ input_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())).min(1) }).passthrough(),
 }).passthrough();
 // POST /update_weights_from_disk answers {success, message, num_paused_requests}: 200 on success, 400 otherwise.
 const updateResult = z.object({ success: z.boolean(), message: z.string().default('') }).passthrough();
@@ -112,6 +117,26 @@ export class SglangBackend implements InferenceBackend {
       json: { model_path: modelPath, abort_all_requests: true, weight_version: String(version) },
     }, updateResult, 3_600_000);
     if (!result.success) throw new PolicyRejectedRequest(url, 200, `weight update to version ${version} failed: ${result.message}`);
+  }
+
+  /**
+   * Scores `inputIds` as a prompt: `/generate` with `return_logprob`, `logprob_start_len: 0` and one new token at
+   * temperature 1; `meta_info.input_token_logprobs` has each input position's logprob (the first null).
+   */
+  async scorePrompt(inputIds: readonly number[], signal?: AbortSignal): Promise<(number | null)[]> {
+    const url = `${this.url}/generate`;
+    const answer = await requestJson(url, {
+      method: 'POST', headers: this.headers,
+      json: { input_ids: [...inputIds], sampling_params: { max_new_tokens: 1, temperature: 1 }, return_logprob: true, logprob_start_len: 0 },
+    }, generateInputLogprobs, 60_000, signal);
+    const positions = answer.meta_info.input_token_logprobs;
+    return inputIds.map((id, i) => (i === 0 || positions[i]?.[1] !== id ? null : positions[i]![0]));
+  }
+
+  /** Real SGLang does; the simulated policy, which speaks SGLang's protocol under its own model name, does not. */
+  async servesWeights(): Promise<boolean> {
+    const info = await requestJson(`${this.url}/get_model_info`, { method: 'GET', headers: this.headers }, modelInfo, 10_000);
+    return info.model_path !== SIMULATED_MODEL_NAME;
   }
 
   /** `weight_version` of `GET /get_model_info`: `default` on a server fresh from its start-up weights. */

@@ -19,6 +19,14 @@ const completionTopLogprobs = z.object({
   choices: z.array(z.object({ logprobs: z.object({ top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).min(1) }).passthrough() }).passthrough()).min(1),
 }).passthrough();
 
+// A non-streamed completion with `prompt_logprobs: 0`: per prompt position (the first null), {"<id>": {logprob}} of
+// the prompt's own token (and, where it is not the most probable, the most probable one too).
+const promptLogprobs = z.object({
+  choices: z.array(z.object({
+    prompt_logprobs: z.array(z.record(z.string(), z.object({ logprob: z.number() }).passthrough()).nullable()),
+  }).passthrough()).min(1),
+}).passthrough();
+
 // GET /weight_info (rl/online/api_router.py, dev mode): {weight_version}, "default" until a version is set.
 const weightInfo = z.object({ weight_version: z.string().nullish() }).passthrough();
 
@@ -43,6 +51,8 @@ export class VllmBackend implements InferenceBackend {
   private model: Promise<ServedModel> | undefined;
   /** In-flight requests by our request id: aborting one ends its stream with `abort`. */
   private readonly interrupts = new Map<string, AbortController>();
+  /** Whether the server has Ratchet's worker extension (`ratchet_reload_weights`); undefined until a reload asks. */
+  private extension: boolean | undefined;
 
   constructor(url: string, options: { apiKey?: string } = {}) {
     ({ url: this.url, headers: this.headers } = policyServerAddress(url, options.apiKey));
@@ -128,27 +138,69 @@ export class VllmBackend implements InferenceBackend {
    * vLLM's documented in-place checkpoint reload is the worker method `reload_weights(weights_path=...)`
    * (docs "Layerwise weight reloading", mid-level `reload_weights` API), which the server exposes as
    * `POST /collective_rpc {"method": "reload_weights", "kwargs": {"weights_path": ...}}` when started with
-   * `VLLM_SERVER_DEV_MODE=1` (serve/dev/rpc/api_router.py). Around it: `POST /pause?mode=abort` ends every
-   * in-flight request with finish_reason `abort` (serve/dev/rlhf/api_router.py), `/reset_prefix_cache` drops KV
-   * computed with the old weights, `/resume` reopens. Releases without /pause still get our own requests
-   * interrupted. The reloaded weights are then tagged with `version` (`/update_weight_version`, vLLM's RL dev
-   * routes; skipped where absent), which `/weight_info` reports until the server restarts. A real vLLM
-   * (0.32) fails `reload_weights` without a `weights_path` (HTTP 500), so a version published without one
-   * reloads the served model's own directory (`root` in /v1/models), as SGLang's backend does with model_path.
+   * `VLLM_SERVER_DEV_MODE=1` (serve/dev/rpc/api_router.py). A server started with Ratchet's worker extension
+   * (`--worker-extension-cls ratchet_rollouts.vllm_reload.WeightReload`) is asked for `ratchet_reload_weights`
+   * instead: it checks the checkpoint before touching the model (a bad one leaves the server as it was instead of
+   * killing its engine) and rebuilds what a tied head derived from the old weights (python/ratchet_rollouts/
+   * vllm_reload.py). Without the extension the plain reload runs, and the worker's probe finds out whether it served
+   * the published weights. Around it: `POST /pause?mode=abort` ends every in-flight request with finish_reason
+   * `abort` (serve/dev/rlhf/api_router.py), `/reset_prefix_cache` drops KV computed with the old weights, `/resume`
+   * reopens. The reloaded weights are then tagged with `version` (`/update_weight_version`, skipped where absent),
+   * which `/weight_info` reports until the server restarts. A real vLLM (0.32) fails `reload_weights` without a
+   * `weights_path` (HTTP 500), so a version published without one reloads the served model's own directory (`root`
+   * in /v1/models), as SGLang's backend does with model_path.
    */
   async updateWeights(version: number, weightsPath?: string): Promise<void> {
     const path = weightsPath ?? (await this.servedModel()).root;
     for (const interrupt of this.interrupts.values()) interrupt.abort();
     await this.devCall('/pause?mode=abort', undefined, { optional: true });
     try {
-      await this.devCall('/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: path } }, {
-        optional: false, what: `reload weights for version ${version}`,
-      });
+      await this.reload(path, version);
       await this.devCall('/reset_prefix_cache', undefined, { optional: true });
       await this.devCall('/update_weight_version', { new_version: String(version) }, { optional: true });
     } finally {
       await this.devCall('/resume', undefined, { optional: true });
     }
+  }
+
+  /**
+   * Scores `inputIds` as a prompt (`prompt_logprobs: 0`, at temperature 1: the model's own distribution): each
+   * position's logprob of its token given those before it, the first null.
+   */
+  async scorePrompt(inputIds: readonly number[], signal?: AbortSignal): Promise<(number | null)[]> {
+    const { id: model } = await this.servedModel();
+    const url = `${this.url}/v1/completions`;
+    const answer = await requestJson(url, {
+      method: 'POST', headers: this.headers,
+      json: { model, prompt: [...inputIds], max_tokens: 1, temperature: 1, prompt_logprobs: 0 },
+    }, promptLogprobs, 60_000, signal);
+    const positions = answer.choices[0]!.prompt_logprobs;
+    return inputIds.map((id, i) => (i === 0 ? null : positions[i]?.[String(id)]?.logprob ?? null));
+  }
+
+  async servesWeights(): Promise<boolean> {
+    return true;
+  }
+
+  /** Ratchet's checked reload where the server has the extension, vLLM's own where it has not. */
+  private async reload(path: string, version: number): Promise<void> {
+    if (this.extension !== false) {
+      try {
+        await this.devCall('/collective_rpc', { method: 'ratchet_reload_weights', kwargs: { weights_path: path } }, {
+          optional: false, what: `reload weights for version ${version}`,
+        });
+        this.extension = true;
+        return;
+      } catch (error) {
+        // vLLM answers a method its worker lacks with a 500 naming it; anything else is the reload's own failure.
+        if (this.extension === true || !/ratchet_reload_weights|has no attribute/.test(String((error as Error).message))
+          || /CheckpointRefused/.test(String((error as Error).message))) throw error;
+        this.extension = false;
+      }
+    }
+    await this.devCall('/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: path } }, {
+      optional: false, what: `reload weights for version ${version}`,
+    });
   }
 
   /** `weight_version` of `GET /weight_info` (dev mode): `default` on a server fresh from its start-up weights. */

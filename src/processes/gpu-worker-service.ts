@@ -2,7 +2,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import type pg from 'pg';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { runGpuWorkerWhileHealthy } from '../workers/healthy-gpu-worker.js';
-import { PolicyVersionWatcher } from './policy-version-watcher.js';
+import { PolicyVersionWatcher, type WeightProofPolicy } from './policy-version-watcher.js';
 
 export interface GpuWorkerServiceOptions {
   connection: NativeConnection;
@@ -17,6 +17,8 @@ export interface GpuWorkerServiceOptions {
   /** How often published versions and server health are polled (NOTIFY makes versions faster anyway). */
   versionPollMs?: number;
   healthIntervalMs?: number;
+  /** Whether versions published without a probe reference may be served (default: RATCHET_WEIGHT_PROOF, else required). */
+  weightProof?: WeightProofPolicy;
 }
 
 /**
@@ -24,13 +26,13 @@ export interface GpuWorkerServiceOptions {
  * polls only while the server is healthy. Runs until `stop()`, which also stops following versions.
  */
 export async function startGpuWorkerService(options: GpuWorkerServiceOptions): Promise<{ done: Promise<void>; stop(): Promise<void> }> {
-  const versions = new PolicyVersionWatcher(options.pool, options.databaseUrl, options.backend, options.versionPollMs);
+  const versions = new PolicyVersionWatcher(options.pool, options.databaseUrl, options.backend, { pollMs: options.versionPollMs, weightProof: options.weightProof });
   await versions.start();
   const abort = new AbortController();
   const done = runGpuWorkerWhileHealthy({
     connection: options.connection, namespace: options.namespace, pool: options.pool, backend: options.backend,
     currentVersion: versions.current, slots: options.slots, heartbeatIntervalMs: options.heartbeatIntervalMs, serverName: options.serverName,
-  }, { signal: abort.signal, intervalMs: options.healthIntervalMs }).finally(() => versions.stop());
+  }, { signal: abort.signal, intervalMs: options.healthIntervalMs, usable: versions.usable }).finally(() => versions.stop());
   return {
     done,
     stop: async () => {

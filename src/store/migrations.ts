@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
 import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
 import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
+import { SERVED_WEIGHTS_SQL } from './served-weights-sql.js';
 import { TRAJECTORY_SEARCH_SQL } from './trajectory-search-sql.js';
 import { TURN_SERVERS_SQL } from './turn-servers-sql.js';
 
@@ -334,6 +335,8 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   },
   // Each turn's server and the prefix-cache tokens it reported, with a run's totals kept by a trigger (src/store/turn-servers-sql.ts).
   { id: '015_turn_servers', sql: TURN_SERVERS_SQL },
+  // The publisher's probe reference per version, and the served-weights ledger (src/store/served-weights-sql.ts).
+  { id: '016_served_weights', sql: SERVED_WEIGHTS_SQL },
 ];
 
 /**

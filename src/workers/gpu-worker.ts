@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { createGpuActivities } from '../activities/index.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ServedLogprobs } from '../policy/logprob-verdict.js';
+import type { ServedVersion } from '../policy/resumable-generation.js';
 import { GPU_TASK_QUEUE, serverTaskQueue } from '../task-queues.js';
 import { ServerSlots } from './server-slots.js';
 
@@ -13,7 +14,7 @@ export interface GpuWorkerDeps {
   pool: pg.Pool;
   backend: InferenceBackend;
   /** The policy version the server serves (for tokens the server does not tag itself). */
-  currentVersion: () => number;
+  currentVersion: ServedVersion;
   /** Concurrent generations: the inference server's batch capacity, so the GPU is full but never queued past it. */
   slots: number;
   /**

@@ -7,6 +7,8 @@ export interface HealthGateOptions {
   /** How often the server's health is checked. */
   intervalMs?: number;
   signal?: AbortSignal;
+  /** Besides the server's health: whether it serves weights a policy version vouches for (the version watcher's). */
+  usable?: () => boolean;
 }
 
 /**
@@ -19,8 +21,9 @@ export interface HealthGateOptions {
 export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: HealthGateOptions = {}): Promise<void> {
   const intervalMs = options.intervalMs ?? 2_000;
   const stopped = () => options.signal?.aborted ?? false;
+  const healthy = async () => (options.usable?.() ?? true) && (await deps.backend.health());
   while (!stopped()) {
-    if (!(await deps.backend.health())) {
+    if (!(await healthy())) {
       await sleep(intervalMs, options.signal);
       continue;
     }
@@ -29,9 +32,9 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
     const workers: Worker[] = [shared, own];
     const shutdown = () => { for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown(); };
     const watch = setInterval(() => {
-      void deps.backend.health().then((healthy) => {
-        if (!healthy && workers.some((worker) => worker.getState() === 'RUNNING')) {
-          log.warn({ server: deps.backend.url }, 'inference server unhealthy: GPU worker stops taking tasks until it recovers');
+      void healthy().then((ok) => {
+        if (!ok && workers.some((worker) => worker.getState() === 'RUNNING')) {
+          log.warn({ server: deps.backend.url }, 'inference server unhealthy or serving unvouched weights: GPU worker stops taking tasks until it recovers');
           shutdown();
         }
       });

@@ -21,6 +21,8 @@ function scriptedBackend(script: { chunks: TokenChunk[]; end: 'stop' | 'length' 
     health: async () => true,
     updateWeights: async () => undefined,
     servedWeightVersion: async () => undefined,
+    scorePrompt: async () => [],
+    servesWeights: async () => false,
     contextWindow: async () => 1_000,
   };
   return { backend, requests };

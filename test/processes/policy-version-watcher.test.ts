@@ -26,7 +26,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 600));
 describe('a GPU worker\'s policy version watcher', () => {
   it('loads the current version again into a vLLM that restarted on its start-up weights, and only then', async () => {
     const fake = await startFakeVllm();
-    const watcher = new PolicyVersionWatcher(db.pool, db.url, new VllmBackend(fake.url), 100);
+    const watcher = new PolicyVersionWatcher(db.pool, db.url, new VllmBackend(fake.url), { pollMs: 100, weightProof: 'optional' });
     try {
       await watcher.start();
       const version = await publish();
@@ -70,7 +70,7 @@ describe('a GPU worker\'s policy version watcher', () => {
 
   it('never reloads a server it cannot ask for its version (a reload aborts every in-flight request)', async () => {
     const fake = await startFakeVllm();
-    const watcher = new PolicyVersionWatcher(db.pool, db.url, new VllmBackend(fake.url), 100);
+    const watcher = new PolicyVersionWatcher(db.pool, db.url, new VllmBackend(fake.url), { pollMs: 100, weightProof: 'optional' });
     try {
       await watcher.start();
       const version = await publish();

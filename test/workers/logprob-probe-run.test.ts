@@ -19,6 +19,7 @@ function server(down: number): InferenceBackend & { asked: number } {
     },
     generate: async () => ({ finishReason: 'stop' as const }), abort: async () => undefined, health: async () => true,
     updateWeights: async () => undefined, servedWeightVersion: async () => undefined, contextWindow: async () => 4096,
+    scorePrompt: async () => [], servesWeights: async () => true,
   };
   return backend;
 }

@@ -40,6 +40,12 @@ export class ScriptedBackend implements InferenceBackend {
     return true;
   }
   async updateWeights(): Promise<void> {}
+  async scorePrompt(inputIds: readonly number[]): Promise<(number | null)[]> {
+    return inputIds.map((_, i) => (i === 0 ? null : -1));
+  }
+  async servesWeights(): Promise<boolean> {
+    return false;
+  }
   async servedWeightVersion(): Promise<string | undefined> {
     return this.weightTag;
   }
