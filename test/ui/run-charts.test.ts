@@ -86,7 +86,7 @@ describe('the run page\'s charts', () => {
     // Advantage bars centred on zero and symmetric: −0.5 … +0.5 in 21 bars, the zero bar in the middle.
     const advantages = (await drawn('chart-advantages'))!.data as number[][];
     expect(advantages[0]!).toHaveLength(21);
-    expect([advantages[0]![0], advantages[0]![10], advantages[0]![20]].map((x) => Math.round(x * 1e6) / 1e6)).toEqual([-0.5, 0, 0.5]);
+    expect([advantages[0]![0], advantages[0]![10], advantages[0]![20]].map((x) => Math.round(x! * 1e6) / 1e6)).toEqual([-0.5, 0, 0.5]);
     expect([advantages[1]![0], advantages[1]![10], advantages[1]![20]]).toEqual([1, 2, 1]);
     const [lo, hi] = await xRange('chart-advantages');
     expect(lo! + hi!).toBeCloseTo(0, 9);
