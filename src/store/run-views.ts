@@ -101,8 +101,22 @@ export function turnServerRatesOf(run: RunAggregates): TurnServerRates {
   };
 }
 
-/** A run's counters and its turn-server rates, read together (the run page and what it polls). */
-export async function runCountersAndServers(pool: pg.Pool, runId: string): Promise<{ counters: RunCounters; servers: TurnServerRates }> {
+/**
+ * A run's counters, its turn-server rates and the verdicts its stored turns carry (the judges' and its environments'
+ * own), read together (the run page and what it polls).
+ */
+export async function runCountersAndServers(pool: pg.Pool, runId: string): Promise<{ counters: RunCounters; servers: TurnServerRates; verdicts: string[] }> {
   const run = await readOneRunAggregates(pool, runId);
-  return { counters: countersOf(run), servers: turnServerRatesOf(run) };
+  return { counters: countersOf(run), servers: turnServerRatesOf(run), verdicts: Object.keys(run.turnsByVerdict).sort() };
+}
+
+/**
+ * Which of these names are runs: a training run, or a plain run with anything recorded (a submission, a running or a
+ * stored trajectory). Two primary-key probes per name; a misspelt id is not one.
+ */
+export async function knownRuns(pool: pg.Pool, runIds: readonly string[]): Promise<Set<string>> {
+  const { rows } = await pool.query<{ run_id: string }>(
+    `SELECT run_id FROM rollout_runs WHERE run_id = ANY($1::text[])
+     UNION SELECT DISTINCT run_id FROM run_trajectory_counts WHERE run_id = ANY($1::text[])`, [runIds]);
+  return new Set(rows.map((row) => row.run_id));
 }

@@ -1,6 +1,5 @@
 import type pg from 'pg';
 import { inTransaction } from './transaction.js';
-import type { StoredVerdict } from '../trajectory/turn-verdicts.js';
 import { SORT_KEYS, type SortKey } from './trajectory-search-sql.js';
 
 export type { SortKey } from './trajectory-search-sql.js';
@@ -9,10 +8,10 @@ export type { SortKey } from './trajectory-search-sql.js';
 export interface TrajectoryFilter {
   runId: string;
   qid?: string;
-  /** Part of the qid (a problem family such as `algebra/`). */
+  /** Part of the qid (a problem family such as `algebra/`), whatever its case. */
   qidContains?: string;
-  /** Some turn had this verdict. */
-  verdict?: StoredVerdict;
+  /** Some turn had this verdict: the judges' (correct, wrong…) or an environment's own (`tool_call`…), as stored. */
+  verdict?: string;
   status?: 'completed' | 'failed' | 'running';
   failureType?: string;
   /** Some turn's last token came from this policy version. */
@@ -129,7 +128,7 @@ export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit
        WHERE p.run_id = $1 AND NOT EXISTS (SELECT 1 FROM trajectories t WHERE t.trajectory_id = p.trajectory_id)
      ), matching AS (
        SELECT * FROM running
-       WHERE ($2::text IS NULL OR qid = $2) AND ($3::text IS NULL OR strpos(qid, $3) > 0) AND ($4::text IS NULL OR $4 = ANY(verdicts))
+       WHERE ($2::text IS NULL OR qid = $2) AND ($3::text IS NULL OR strpos(lower(qid), lower($3)) > 0) AND ($4::text IS NULL OR $4 = ANY(verdicts))
          AND ($5::int IS NULL OR $5 = ANY(versions)) AND (NOT $6 OR true = ANY(truncated))
      )
      SELECT *, count(*) OVER () AS total FROM matching ORDER BY created_at DESC, trajectory_id LIMIT $7`,
@@ -221,7 +220,7 @@ async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Condi
 const COUNT_TIMEOUT_MS = 300;
 
 async function problemsContaining(pool: pg.Pool, runId: string, part: string): Promise<string[]> {
-  const { rows } = await pool.query<{ qid: string }>('SELECT qid FROM run_problems WHERE run_id = $1 AND strpos(qid, $2) > 0', [runId, part]);
+  const { rows } = await pool.query<{ qid: string }>('SELECT qid FROM run_problems WHERE run_id = $1 AND strpos(lower(qid), lower($2)) > 0', [runId, part]);
   return rows.map((row) => row.qid);
 }
 

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { activeRuns } from '../store/run-status.js';
 import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
-import { listRuns, runCountersAndServers } from '../store/run-views.js';
+import { knownRuns, listRuns, runCountersAndServers } from '../store/run-views.js';
 import { listBatches } from '../store/batch-list.js';
 import { runSettings, trainingRunIds } from '../store/run-settings.js';
 import { runDisagreements } from '../store/status-disagreements.js';
@@ -14,7 +14,7 @@ import { listRunning, listTrajectories, type TrajectoryPage } from '../store/tra
 import { loadTrajectoryView } from '../store/trajectory-view.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { Asset } from './assets.js';
-import { groupHref, page, trajectoryHref } from './layout.js';
+import { groupHref, page, runHref, trajectoryHref } from './layout.js';
 import { groupPage } from './pages/group-page.js';
 import { PROBLEM_SORTS, problemsPage } from './pages/problems-page.js';
 import { onlyMatch, searchPage } from './pages/search-page.js';
@@ -44,12 +44,21 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/', async (c) => {
     return c.html(runsPage(await listRuns(pool, 100)));
   });
+  // A run id or compare target that names no run is a 404 that says which, never an empty dashboard polling for ever.
+  app.use('/runs/:runId/*', async (c, next) => (await missingRun(pool, c.req.param('runId'), c.req.query('compare'))) ?? next());
+  app.use('/runs/:runId', async (c, next) => (await missingRun(pool, c.req.param('runId'), c.req.query('compare'))) ?? next());
+  app.use('/api/runs/:runId', async (c, next) => {
+    const [runId, compare] = [c.req.param('runId'), c.req.query('compare') || undefined];
+    const known = await knownRuns(pool, compare ? [runId, compare] : [runId]);
+    const missing = [runId, compare].filter((id): id is string => id !== undefined && !known.has(id));
+    return missing.length > 0 ? c.json({ error: notFoundText(runId, missing) }, 404) : next();
+  });
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [{ counters, servers }, charts, trajectories, disagreements] = await Promise.all([
+    const [{ counters, servers, verdicts }, charts, trajectories, disagreements] = await Promise.all([
       runCountersAndServers(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
     ]);
-    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories), disagreements, servers));
+    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories, verdicts), disagreements, servers));
   });
   // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
   app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));
@@ -107,6 +116,21 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
     return asset ? c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'max-age=3600' }) : c.notFound();
   });
   return app;
+}
+
+/** The 404 page for a run id, or a compare target, that names no run; undefined when both are runs. */
+async function missingRun(pool: pg.Pool, runId: string, compareQuery: string | undefined): Promise<Response | undefined> {
+  const compare = compareQuery || undefined;
+  const known = await knownRuns(pool, compare ? [runId, compare] : [runId]);
+  const missing = [runId, compare].filter((id): id is string => id !== undefined && !known.has(id));
+  if (missing.length === 0) return undefined;
+  const body = html`<h1>Not found</h1><p id="not-found">${notFoundText(runId, missing)}</p>
+<p>${known.has(runId) ? html`<a href="${runHref(runId)}">run ${runId} alone</a> · ` : ''}<a href="/search?q=${encodeURIComponent(missing[0]!)}">search for ${missing[0]}</a> · <a href="/">every run</a></p>`;
+  return new Response(String(await page('Not found', body)), { status: 404, headers: { 'content-type': 'text/html; charset=UTF-8' } });
+}
+
+function notFoundText(runId: string, missing: readonly string[]): string {
+  return missing.map((id) => (id === runId ? `No run ${id}: nothing was submitted under this name.` : `No run ${id} to compare ${runId} with.`)).join(' ');
 }
 
 async function runChartsPart(pool: pg.Pool, runId: string, compare: string | undefined): Promise<RunChartsPart> {

@@ -10,6 +10,7 @@ import { uiApp } from '../../src/ui/app.js';
 import { FALLBACK_ATTEMPT_BASE } from '../../src/workflows/turn-affinity.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { complete, fail, joinedGroup } from '../store/run-rows.js';
+import type { StoredVerdict } from '../../src/trajectory/turn-verdicts.js';
 
 // Issue 35: every number the run pages show means what its label says. One Postgres, rows written as the activities
 // write them, pages read through the UI's routes.
@@ -137,5 +138,42 @@ describe('the group page', () => {
     // Returns +1, +1, −1, −1: mean 0, std 1.
     expect(advantages(whole)).toEqual(['1.00', '1.00', '-1.00', '-1.00']);
     expect(whole).not.toContain('Advantages pending');
+  });
+});
+
+describe('the verdict filter', () => {
+  it('filters by a verdict only an environment gives, offered from the run\'s own turns, and by an unknown one to nothing', async () => {
+    // An environment run: a tool call, then a correct answer; and a plain wrong answer.
+    await complete(db.pool, 'tools/q1/0', ['tool_call' as StoredVerdict, 'correct']);
+    await complete(db.pool, 'tools/q2/0', ['wrong']);
+    const all = await text('/runs/tools');
+    const select = /<select name="verdict"[\s\S]*?<\/select>/.exec(all)![0];
+    expect([...select.matchAll(/<option value="([^"]*)"/g)].map((m) => m[1])).toEqual(['', 'correct', 'tool_call', 'wrong']);
+    const tool = await text('/runs/tools?verdict=tool_call');
+    expect(tool).toMatch(/id="trajectory-total"[^>]*>1</);
+    expect(tool).toContain('tools/q1/0');
+    expect(tool).not.toContain(`href="/trajectories/${encodeURIComponent('tools/q2/0')}"`);
+    // A verdict no turn has matches nothing; it never falls back to every row.
+    expect(await text('/runs/tools/trajectories?verdict=timeout')).toMatch(/id="trajectory-total"[^>]*>0</);
+    expect(await text('/runs/tools/trajectories?verdict=%3Cscript%3E')).toMatch(/id="trajectory-total"[^>]*>0</);
+  });
+});
+
+describe('an id that names no run', () => {
+  it('is a 404 saying what was not found, on the page, its parts and what it polls', async () => {
+    await complete(db.pool, 'real/q/0', ['correct']);
+    expect(await text('/runs/rael', 404)).toContain('No run rael: nothing was submitted under this name.');
+    expect(await text('/runs/rael/problems', 404)).toContain('No run rael');
+    expect(await text('/runs/rael/trajectories', 404)).toContain('No run rael');
+    const polled = await app.request('/api/runs/rael');
+    expect(polled.status).toBe(404);
+    expect(await polled.json()).toEqual({ error: 'No run rael: nothing was submitted under this name.' });
+    // A misspelt compare target: the run exists, the one to compare with does not.
+    const compared = await text('/runs/real?compare=rael', 404);
+    expect(compared).toContain('No run rael to compare real with.');
+    expect(compared).toContain('href="/runs/real"');
+    expect((await app.request('/api/runs/real?compare=rael')).status).toBe(404);
+    await text('/runs/real');
+    await text('/runs/real?compare=tools');
   });
 });

@@ -52,8 +52,12 @@ describe('a run\'s trajectory list', () => {
     expect(await text(`#running-trajectories tr[data-trajectory="${RUNNING_ID}"] td.qid`)).toBe('algebra/3');
   });
 
-  it('offers exactly the verdicts a stored turn can have, runtime_error included and no error', async () => {
-    expect(await page.$$eval('#filters select[name=verdict] option', (options) => options.map((o) => (o as unknown as { value: string }).value))).toEqual(['', ...STORED_VERDICTS]);
+  it('offers the verdicts the run\'s stored turns have, runtime_error included and no error', async () => {
+    const { rows } = await db.pool.query<{ verdict: string }>('SELECT DISTINCT verdict FROM monitor_records WHERE run_id = $1 ORDER BY 1', ['math']);
+    const offered = await page.$$eval('#filters select[name=verdict] option', (options) => options.map((o) => (o as unknown as { value: string }).value));
+    expect(offered).toEqual(['', ...rows.map((row) => row.verdict)]);
+    expect(offered).toContain('runtime_error');
+    expect(offered.every((verdict) => verdict === '' || (STORED_VERDICTS as readonly string[]).includes(verdict))).toBe(true);
     await page.select('#filters select[name=verdict]', 'runtime_error');
     await submit();
     expect(await listed()).toEqual(['math/algebra/10/0']);

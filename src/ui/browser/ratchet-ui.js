@@ -159,9 +159,10 @@ window.RatchetUI = {
   pollRun(runId, compare) {
     const query = compare ? '?compare=' + encodeURIComponent(compare) : '';
     const tick = async () => {
-      const view = await fetch('/api/runs/' + encodeURIComponent(runId) + query)
-        .then((r) => r.json())
-        .catch(() => null);
+      const response = await fetch('/api/runs/' + encodeURIComponent(runId) + query).catch(() => null);
+      // A run that is gone (or never was) is said once, and the page stops asking.
+      if (response && response.status === 404) return this.notFound(await response.json().catch(() => ({})));
+      const view = response && response.ok ? await response.json().catch(() => null) : null;
       if (!view) return setTimeout(tick, 5000);
       for (const [name, value] of Object.entries(view.counters)) {
         const el = document.querySelector('[data-counter="' + name + '"]');
@@ -188,6 +189,15 @@ window.RatchetUI = {
       setTimeout(tick, view.live ? 2000 : 5000);
     };
     setTimeout(tick, 1000);
+  },
+  /** The poll's 404: its message at the top of the page, polling stopped. */
+  notFound(body) {
+    const note = document.createElement('p');
+    note.id = 'not-found';
+    note.className = 'flag';
+    note.textContent = (body && body.error) || 'This run was not found.';
+    document.querySelector('main')?.prepend(note);
+    document.body.dataset.polling = 'stopped';
   },
   /** The batches table, rewritten from the poll: new claims and acknowledgements show without a reload. */
   batches({ total, latest }) {

@@ -1,6 +1,5 @@
 import { html } from 'hono/html';
 import { PAGE_SIZE, type ListTotal, type SortKey, type TrajectoryFilter, type TrajectoryListEntry, type TrajectoryOrder, type TrajectoryPage } from '../../store/trajectory-search.js';
-import { STORED_VERDICTS, type StoredVerdict } from '../../trajectory/turn-verdicts.js';
 import { embedded, fixed, groupHref, groupOf, runHref, trajectoryHref, type Html } from '../layout.js';
 
 /** What the list shows: its filters, its order, and where its page starts (a keyset cursor). All in the URL. */
@@ -16,17 +15,25 @@ export interface RunningList {
   count: number;
 }
 
+/** What a verdict that is not a word is filtered as: no stored turn has it, so nothing matches. */
+const UNKNOWN_VERDICT = '(not a verdict)';
 const SORTS: readonly SortKey[] = ['finished', 'reward', 'successes', 'outputTokens', 'turns'];
 const STATUSES = ['completed', 'failed', 'running'] as const;
 /** A turn's verdict in one or two characters; the cell's title spells it out. */
 const VERDICT_MARKS: Record<string, string> = { correct: '✓', wrong: '✗', no_answer: '∅', timeout: 'TO', runtime_error: 'RE', '': '…' };
 
-/** The list's state from a run page's query string; anything malformed is left out (matches everything). */
+/** A verdict as stored: a judge's or an environment's own word (`tool_call`), never anything to escape. */
+const VERDICT_WORD = /^[A-Za-z][\w.-]{0,63}$/;
+
+/**
+ * The list's state from a run page's query string; a malformed sort or status is left out (matches everything). A
+ * verdict is taken as written: one no turn of the run has matches no row (the list says 0), never every row.
+ */
 export function parseListQuery(runId: string, query: Record<string, string>): ListQuery {
   const version = query.policyVersion ? Number(query.policyVersion) : undefined;
   const filter: TrajectoryFilter = {
     runId, qid: query.qid || undefined, qidContains: query.qidContains || undefined, failureType: query.failureType || undefined,
-    verdict: (STORED_VERDICTS as readonly string[]).includes(query.verdict ?? '') ? query.verdict as StoredVerdict : undefined,
+    verdict: query.verdict ? (VERDICT_WORD.test(query.verdict) ? query.verdict : UNKNOWN_VERDICT) : undefined,
     status: (STATUSES as readonly string[]).includes(query.status ?? '') ? query.status as TrajectoryFilter['status'] : undefined,
     policyVersion: version !== undefined && Number.isInteger(version) ? version : undefined,
     stale: query.stale === '1' || undefined, truncated: query.truncated === '1' || undefined,
@@ -50,13 +57,16 @@ export function listSearch({ filter, order, after }: ListQuery): string {
   return text ? `?${text}` : '';
 }
 
-/** The run page's trajectory section: filters, then the rows the page re-fetches while the run is live. */
-export function trajectoryList(runId: string, query: ListQuery, page: TrajectoryPage, running: RunningList): Html {
+/**
+ * The run page's trajectory section: filters, then the rows the page re-fetches while the run is live. `verdicts` are
+ * those the run's turns carry (its per-verdict counts), so an environment's own verdicts are offered too.
+ */
+export function trajectoryList(runId: string, query: ListQuery, page: TrajectoryPage, running: RunningList, verdicts: readonly string[]): Html {
   const { filter, order } = query;
   return html`<h2>Trajectories</h2>
 <form method="get" id="filters" action="${runHref(runId)}">qid <input name="qid" value="${filter.qid ?? ''}" size="12">
- qid contains <input name="qidContains" value="${filter.qidContains ?? ''}" size="10">
- verdict <select name="verdict">${options(['', ...STORED_VERDICTS], filter.verdict)}</select>
+ qid contains <input title="part of the qid, whatever its case" name="qidContains" value="${filter.qidContains ?? ''}" size="10">
+ verdict <select name="verdict" title="Some turn of the trajectory had this verdict; the verdicts this run's turns have">${options(['', ...new Set([...verdicts, ...(filter.verdict ? [filter.verdict] : [])])], filter.verdict)}</select>
  status <select name="status">${options(['', ...STATUSES], filter.status)}</select>
  failure type <input name="failureType" value="${filter.failureType ?? ''}" size="14">
  policy version <input name="policyVersion" value="${filter.policyVersion ?? ''}" size="4">
