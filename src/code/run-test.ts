@@ -40,10 +40,10 @@ const STDERR_TAIL = 4000;
 /** After the kill or the exit, how long stdio may take to drain before the run resolves without it. */
 const DRAIN_MS = 1000;
 /**
- * How often the sandbox's memory is summed, from how long after the start: most tests end sooner and are never
- * read (finding the sandbox's init can take a scan of /proc); until then RLIMIT_AS bounds each process.
+ * How often the sandbox's memory is summed, from the ready byte on (asynchronously, one poll at a time): a burst
+ * shorter than this can pass unseen, bounded then by RLIMIT_AS per process (docs/code-sandbox.md, "Memory").
  */
-const MEMORY_POLL_MS = 50;
+const MEMORY_POLL_MS = 25;
 /**
  * How much a freeze of the worker may lengthen a test past its limit, all freezes together: the running budget
  * does not count a freeze against the answer, and this caps what it may discount, so that nothing the solution

@@ -3,7 +3,10 @@
  * the sandbox's namespaces alone do not close:
  * - reaching another process's memory or descriptors (ptrace, process_vm_*, pidfd_getfd, kcmp), which is how
  *   an answer would forge a verdict or undo its clean-up;
- * - memory no rlimit counts (memfd, SysV shared memory and message queues, userfaultfd);
+ * - memory no rlimit counts (memfd, SysV shared memory and message queues, userfaultfd), and sockets: a socket's
+ *   buffers are kernel memory no rlimit and no /proc figure of the sandbox counts (a 128 MB answer held 1 GiB in
+ *   socketpairs), and a unix socket carries descriptors in flight past RLIMIT_NOFILE. The sandbox has no network,
+ *   so only local sockets were possible; what needs one (asyncio's event loop, multiprocessing's managers) fails;
  * - state shared between answers through the kernel (keyrings);
  * - kernel surfaces that bypass or outlive the filter (io_uring, bpf, perf) and new mounts or namespaces.
  */
@@ -18,6 +21,7 @@ const DENIED: ReadonlyArray<readonly [name: string, x64: number, arm64: number]>
   ['mount', 165, 40], ['umount2', 166, 39], ['pivot_root', 155, 41], ['unshare', 272, 97], ['setns', 308, 268],
   ['open_tree', 428, 428], ['move_mount', 429, 429], ['fsopen', 430, 430], ['fsconfig', 431, 431], ['fsmount', 432, 432], ['fspick', 433, 433],
   ['mount_setattr', 442, 442], ['open_by_handle_at', 304, 265],
+  ['socket', 41, 198], ['socketpair', 53, 199],
 ];
 
 const ARCHES = {
