@@ -6,6 +6,7 @@ import { loadGroupView } from '../store/group-view.js';
 import { liveTrajectories } from '../store/live-views.js';
 import { knownRuns, listRuns, runCountersAndServers } from '../store/run-views.js';
 import { listBatches } from '../store/batch-list.js';
+import { runHeadlineFacts } from '../store/run-headline.js';
 import { runSettings, trainingRunIds } from '../store/run-settings.js';
 import { runDisagreements } from '../store/status-disagreements.js';
 import { problemAcrossRuns, runProblems, type ProblemSort } from '../store/run-problems.js';
@@ -55,10 +56,11 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   });
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [{ counters, servers, verdicts }, charts, trajectories, disagreements] = await Promise.all([
+    const [{ counters, servers, verdicts }, charts, trajectories, disagreements, headline] = await Promise.all([
       runCountersAndServers(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
+      runHeadlineFacts(pool, runId),
     ]);
-    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories, verdicts), disagreements, servers));
+    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories, verdicts), disagreements, servers, headline));
   });
   // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
   app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));

@@ -43,3 +43,9 @@ export function groupOf(trajectoryId: string): string {
 export function fixed(value: number | null | undefined, digits = 2): string {
   return value === null || value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits);
 }
+
+/** A counter's number: whole numbers as they are, small rates to two significant digits (the poll writes them the same way). */
+export function numberText(value: number | null): string {
+  if (value === null) return '–';
+  return Number.isInteger(value) ? String(value) : Math.abs(value) < 10 ? value.toPrecision(2) : value.toFixed(1);
+}

@@ -99,6 +99,19 @@ describe('the run page\'s charts', () => {
     expect([lengths.min, lengths.max]).toEqual([0, 112]);
   });
 
+  it('uses the width of a 1440-px screen: three chart columns, the headline above them', async () => {
+    await page.setViewport({ width: 1440, height: 900 });
+    try {
+      await open('/runs/curves', 'run-page-1440');
+      const tops = await page.$$eval('.charts .chart', (boxes) => boxes.slice(0, 3).map((box) => Math.round(box.getBoundingClientRect().top)));
+      expect(new Set(tops).size, `chart tops ${tops.join(', ')}`).toBe(1);
+      const headline = await page.$eval('#headline', (el) => el.getBoundingClientRect().bottom);
+      expect(headline).toBeLessThan(tops[0]!);
+    } finally {
+      await page.setViewport({ width: 1280, height: 900 });
+    }
+  });
+
   it('lists the run\'s batches, keeping the list current, and its settings', async () => {
     await open('/runs/curves');
     const batch = await page.$$eval(`#batches tr[data-batch="${batchId}"] td`, (tds) => tds.map((td) => td.textContent?.trim()));

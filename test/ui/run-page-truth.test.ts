@@ -177,3 +177,27 @@ describe('an id that names no run', () => {
     await text('/runs/real?compare=tools');
   });
 });
+
+describe('the run page\'s headline', () => {
+  it('says whether the run is learning: the newest version\'s success and return against the version before, self-correction, each defined', async () => {
+    // Version 0: one of two problems solved. Version 1: all three solved, one only at its second turn.
+    await complete(db.pool, 'learning/q0/0', ['wrong'], 0);
+    await complete(db.pool, 'learning/q1/0', ['correct'], 0);
+    await complete(db.pool, 'learning/q0/1', ['correct'], 1);
+    await complete(db.pool, 'learning/q1/1', ['correct'], 1);
+    await complete(db.pool, 'learning/q2/1', ['wrong', 'correct'], 1);
+    const page = await text('/runs/learning');
+    const item = (id: string) => {
+      const at = page.indexOf(`id="headline-${id}"`);
+      expect(at, id).toBeGreaterThan(0);
+      return page.slice(at, page.indexOf('</div>', at)).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    };
+    expect(item('success')).toContain('success, any turn (v1) 1.000 +0.500 n=3');
+    expect(item('first-turn-success')).toContain('success at turn 1 (v1) 0.667 +0.167 n=3');
+    expect(item('policy-version')).toContain('newest policy version 1');
+    // Of the turns not correct that another turn followed (q2/1's first), all were corrected.
+    expect(item('self-correction')).toContain('self-correction 1.000 n=1');
+    expect(item('self-correction')).toContain('P(correct at turn t+1 | not correct at turn t)');
+    expect(item('success')).toContain('Trajectories whose first generated token came from policy version 1, change against version 0');
+  });
+});

@@ -165,17 +165,9 @@ window.RatchetUI = {
       const view = response && response.ok ? await response.json().catch(() => null) : null;
       if (!view) return setTimeout(tick, 5000);
       for (const [name, value] of Object.entries(view.counters)) {
-        const el = document.querySelector('[data-counter="' + name + '"]');
-        // As the page renders counters (runs-page.ts counterText): small rates keep two significant digits.
-        if (el && typeof value !== 'object')
-          el.textContent =
-            value === null
-              ? '–'
-              : Number.isInteger(value)
-                ? value
-                : Math.abs(value) < 10
-                  ? value.toPrecision(2)
-                  : value.toFixed(1);
+        // A counter may be shown twice (its box and the headline): every copy follows.
+        for (const el of document.querySelectorAll('[data-counter="' + name + '"]'))
+          if (typeof value !== 'object') el.textContent = this.counterText(value);
       }
       // Turn affinity and prefix-cache shares, as runs-page.ts percentText writes them.
       for (const [name, value] of Object.entries(view.servers || {})) {
@@ -189,6 +181,12 @@ window.RatchetUI = {
       setTimeout(tick, view.live ? 2000 : 5000);
     };
     setTimeout(tick, 1000);
+  },
+  /** As the page renders counters (runs-page.ts counterText): small rates keep two significant digits. */
+  counterText(value) {
+    if (value === null) return '–';
+    if (Number.isInteger(value)) return String(value);
+    return Math.abs(value) < 10 ? value.toPrecision(2) : value.toFixed(1);
   },
   /** The poll's 404: its message at the top of the page, polling stopped. */
   notFound(body) {

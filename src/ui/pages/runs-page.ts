@@ -1,8 +1,10 @@
 import { html } from 'hono/html';
 import type { RunCounters, RunListEntry, TurnServerRates } from '../../store/run-views.js';
+import type { RunHeadlineFacts } from '../../store/run-headline.js';
 import type { RecordedDisagreement } from '../../store/status-disagreements.js';
-import { embedded, fixed, page, runHref, trajectoryHref, type Html } from '../layout.js';
+import { embedded, numberText, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { runCharts, type RunChartsPart } from './run-charts.js';
+import { runHeadline } from './run-headline.js';
 import { trajectoryListScript } from './trajectory-list.js';
 
 const COUNTERS: readonly (keyof RunCounters)[] = [
@@ -49,10 +51,11 @@ ${runs.length === 0 ? html`<p class="muted">No runs yet: submit with <code>ratch
 /** `/runs/<runId>`: live counters, the run's curves, reward by policy version, training steps, and its trajectories, filtered. */
 export function runPage(
   runId: string, counters: RunCounters, charts: RunChartsPart, trajectories: Html,
-  disagreements: { count: number; latest: RecordedDisagreement[] }, servers: TurnServerRates,
+  disagreements: { count: number; latest: RecordedDisagreement[] }, servers: TurnServerRates, headline: RunHeadlineFacts,
 ): Html {
   const live = counters.running + counters.queued > 0;
   const body = html`<h1>Run <code>${runId}</code> ${live ? html`<span class="status running">live</span>` : ''}</h1>
+${runHeadline(headline, counters, charts.view.training)}
 <div class="counters">${COUNTERS.map((name) => html`<div class="counter" title="${COUNTER_DEFINITIONS[name] ?? ''}">${LABELS[name] ?? name}<b data-counter="${name}">${counterText(counters[name])}</b></div>`)}</div>
 <p class="muted" id="units">${UNITS_NOTE}</p>
 ${serverCounters(servers)}
@@ -92,10 +95,7 @@ export function percentText(share: number | null): string {
 }
 
 function counterText(value: number | null | Record<string, number>): string {
-  if (value === null) return '–';
-  if (typeof value === 'object') return failureText(value);
-  // Small rates (a trajectory every few seconds) keep two significant digits; the poll formats them the same way.
-  return Number.isInteger(value) ? String(value) : Math.abs(value) < 10 ? value.toPrecision(2) : fixed(value, 1);
+  return typeof value === 'object' && value !== null ? failureText(value) : numberText(value);
 }
 
 function failureText(byType: Record<string, number>): string {
