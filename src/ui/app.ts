@@ -27,6 +27,7 @@ import { tokenPage } from './pages/token-page.js';
 import { trajectoryPage } from './pages/trajectory-page.js';
 import { loadTrajectoryDetails, trajectoryStamp } from './trajectory-details.js';
 import { loadRunCharts } from './run-charts-view.js';
+import { trajectoryCsv } from './trajectory-csv.js';
 import type { TemporalAccess } from './workflow-lookup.js';
 
 export interface UiSources {
@@ -64,6 +65,15 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   });
   // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
   app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));
+  // The filtered list as CSV (the list's filters and order, at most DOWNLOAD_ROWS rows; a header says when it was cut).
+  app.get('/runs/:runId/trajectories.csv', async (c) => {
+    const runId = c.req.param('runId');
+    const { csv, rows, complete } = await trajectoryCsv(pool, parseListQuery(runId, c.req.query()));
+    return c.body(csv, 200, {
+      'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${runId.replace(/[^\w.-]/g, '_')}-trajectories.csv"`,
+      'x-ratchet-rows': String(rows), 'x-ratchet-complete': String(complete),
+    });
+  });
   app.get('/runs/:runId/problems', async (c) => {
     const runId = c.req.param('runId');
     const sort = (PROBLEM_SORTS as readonly string[]).includes(c.req.query('sort') ?? '') ? c.req.query('sort') as ProblemSort : 'passRate';

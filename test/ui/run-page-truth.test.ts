@@ -201,3 +201,19 @@ describe('the run page\'s headline', () => {
     expect(item('success')).toContain('Trajectories whose first generated token came from policy version 1, change against version 0');
   });
 });
+
+describe('downloading the filtered list', () => {
+  it('gives the rows the list\'s filters select, as CSV, a qid part matched whatever its case', async () => {
+    const response = await app.request('/runs/learning/trajectories.csv?qidContains=Q2');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/csv');
+    expect(response.headers.get('x-ratchet-complete')).toBe('true');
+    const [header, ...rows] = (await response.text()).trim().split('\n');
+    expect(header).toBe('trajectory_id,qid,status,turns,verdicts,correct_turns,return_r0,output_tokens,staleness,failure_type,finished_at');
+    expect(rows.map((row) => row.split(',').slice(0, 6))).toEqual([['learning/q2/1', 'q2', 'completed', '2', 'wrong correct', '1']]);
+    const tools = (await (await app.request('/runs/tools/trajectories.csv?verdict=tool_call')).text()).trim().split('\n');
+    expect(tools.slice(1).map((row) => row.split(',')[0])).toEqual(['tools/q1/0']);
+    // The list links to the download of what it shows.
+    expect(await text('/runs/learning?qidContains=Q2')).toContain('href="/runs/learning/trajectories.csv?qidContains=Q2"');
+  });
+});

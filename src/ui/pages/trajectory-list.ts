@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import { PAGE_SIZE, type ListTotal, type SortKey, type TrajectoryFilter, type TrajectoryListEntry, type TrajectoryOrder, type TrajectoryPage } from '../../store/trajectory-search.js';
+import { DOWNLOAD_ROWS } from '../trajectory-csv.js';
 import { embedded, fixed, groupHref, groupOf, runHref, trajectoryHref, type Html } from '../layout.js';
 
 /** What the list shows: its filters, its order, and where its page starts (a keyset cursor). All in the URL. */
@@ -97,6 +98,7 @@ ${entries.map((t) => row(t, turns))}</table>`;
   return html`${running.count > 0 ? html`<h3>Running now (<span id="running-count">${running.count}</span>${running.count > running.entries.length ? html`, newest ${running.entries.length} shown` : ''})</h3>
 ${table('running-trajectories', running.entries, false)}` : ''}
 <p>Stored: <b id="trajectory-total" data-exact="${String(page.total.exact)}">${total}</b> ${totalNote(page.total)}
+ · <a id="download" href="${runHref(runId)}/trajectories.csv${listSearch({ ...query, after: undefined })}" title="These filters and this order, as CSV: at most ${DOWNLOAD_ROWS} rows">download CSV</a>
  · sorted by ${order.sort} ${order.direction === 'desc' ? 'descending' : 'ascending'} · ${PAGE_SIZE} a page, stable while new rows arrive</p>
 ${table('trajectories', page.entries, true)}
 <p class="pager">${query.after ? html`<a id="first-page" href="${runHref(runId)}${listSearch({ ...query, after: undefined })}">« first page</a> ` : ''}
