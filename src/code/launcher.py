@@ -20,6 +20,7 @@
 # The solution cannot reach the launcher: init ignores the signals of its namespace it has no handler for (SIGINT
 # is ignored), the launcher is not dumpable (no /proc/1/mem, /proc/1/fd), and ptrace and pidfd_getfd are refused.
 # Annotations use built-in types only (nothing imported for them): this runs before every test.
+import ctypes
 import os
 import resource
 import sys
@@ -42,7 +43,6 @@ with open(SOLUTION, "w", errors="surrogateescape") as source:
     source.write(code)
 
 def install_seccomp(program: bytes) -> None:
-    import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     class Fprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -65,7 +65,6 @@ received = bytearray()
 while chunk := os.read(0, 1 << 20):
     received += chunk
 
-import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/1/mem or /proc/1/fd for the solution; it inherits 0, then sets 1
 stdin_r, stdin_w = os.pipe()
@@ -139,18 +138,12 @@ def relay(pid: int) -> bytes:
         poller.register(stdin_w, select.POLLOUT)
     else:
         os.close(stdin_w)
-    def forward(fd: int) -> bool:
-        chunk = os.read(fd, 1 << 16)
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(targets[fd], view):]
-        return bool(chunk)
     while True:
-        for fd, events in poller.poll():
+        for fd, _ in poller.poll():
             if fd == 4:
                 os._exit(1)
             if fd == ended:
-                return ending(pid, targets, forward)
+                return ending(pid, targets)
             if fd == stdin_w:
                 try:
                     pending = pending[os.write(stdin_w, pending[: 1 << 16]):]
@@ -161,10 +154,18 @@ def relay(pid: int) -> bytes:
                 if not pending:
                     poller.unregister(stdin_w)
                     os.close(stdin_w)
-            elif not forward(fd):
+            elif not forward(fd, targets[fd]):
                 poller.unregister(fd)
 
-def ending(pid: int, targets: dict, forward) -> bytes:  # type: ignore[no-untyped-def, type-arg]
+def forward(fd: int, target: int) -> bool:
+    """Moves what one read of `fd` gives to `target`, whole; false at the end of `fd`."""
+    chunk = os.read(fd, 1 << 16)
+    view = memoryview(chunk)
+    while view:
+        view = view[os.write(target, view):]
+    return bool(chunk)
+
+def ending(pid: int, targets: dict[int, int]) -> bytes:
     # Its own CPU time, read before it is reaped (the status alone cannot tell the CPU limit's SIGKILL from any other).
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
     with open("/proc/%d/stat" % pid, "rb") as stat:
@@ -176,7 +177,7 @@ def ending(pid: int, targets: dict, forward) -> bytes:  # type: ignore[no-untype
         os.set_blocking(fd, False)
         for _ in range(64):
             try:
-                if not forward(fd):
+                if not forward(fd, targets[fd]):
                     break
             except BlockingIOError:
                 break

@@ -134,8 +134,7 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
         ready = true;
         deadline = startRunningBudget(launch.timeoutMs, () => stop('timeout'));
         hardDeadline = setTimeout(() => stop('timeout'), launch.timeoutMs + FREEZE_ALLOWANCE_MS);
-        // From the start: a burst past the limit in the first milliseconds is seen like any other.
-        void pollMemory();
+        // From the start, every MEMORY_POLL_MS: no window longer than that goes unseen.
         memoryPoll = setInterval(() => void pollMemory(), MEMORY_POLL_MS);
         chunk = chunk.subarray(1);
       }
