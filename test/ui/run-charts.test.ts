@@ -112,6 +112,25 @@ describe('the run page\'s charts', () => {
     }
   });
 
+  it('smooths lines by pooling neighbouring points weighted by their samples, on request, and back', async () => {
+    await open('/runs/curves');
+    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[] };
+    const spec = view.charts.find((c) => c.id === 'chart-by-turn')!;
+    const [values, counts] = [spec.y[0]!, spec.counts![0]!];
+    const pooled = values.map((_, i) => {
+      const window = values.map((v, j) => [v!, counts[j]!] as const).filter((_, j) => Math.abs(i - j) <= 1);
+      return window.reduce((sum, [v, n]) => sum + v * n, 0) / window.reduce((sum, [, n]) => sum + n, 0);
+    });
+    await page.select('#smoothing', '1');
+    expect((await drawn('chart-by-turn'))!.data[1]).toEqual(pooled);
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.title)).toBe('success rate by turn · smoothed over 3 points');
+    // Kept for the next page, and undone as easily.
+    await open('/runs/curves');
+    expect(await page.$eval('#smoothing', (el) => (el as unknown as { value: string }).value)).toBe('1');
+    await page.select('#smoothing', '0');
+    expect((await drawn('chart-by-turn'))!.data[1]).toEqual(values);
+  });
+
   it('lists the run\'s batches, keeping the list current, and its settings', async () => {
     await open('/runs/curves');
     const batch = await page.$$eval(`#batches tr[data-batch="${batchId}"] td`, (tds) => tds.map((td) => td.textContent?.trim()));

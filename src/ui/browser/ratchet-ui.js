@@ -19,9 +19,10 @@ window.RatchetUI = {
    * Draws a chart, or updates the one already drawn in place: a poll swaps the data (uPlot setData), so a zoom
    * survives it; only a new shape (other series, an empty chart filling) rebuilds it.
    */
-  chart(id, spec) {
+  chart(id, raw) {
     const el = document.getElementById(id);
     if (!el) return;
+    const spec = this.smoothed(raw);
     const shape = JSON.stringify([
       spec.title,
       spec.xLabel,
@@ -154,7 +155,42 @@ window.RatchetUI = {
     chart.setScale('x', { min: x.min, max: x.max });
   },
   charts(specs) {
+    this.specs = specs;
+    const picker = document.getElementById('smoothing');
+    if (picker) picker.value = String(this.smoothing);
     for (const spec of specs) this.chart(spec.id, spec);
+  },
+  /** Points each side a smoothed point pools (0: off); the run page's smoothing picker sets it, the browser keeps it. */
+  smoothing: Number(localStorage.getItem('ratchet-smoothing') || 0),
+  /**
+   * A chart's measured lines pooled over a window of neighbouring points, each weighted by the samples it rests on (so
+   * a smoothed rate is the rate of the pooled samples); gaps stay gaps, and bars and reference lines are left alone.
+   */
+  smoothed(spec) {
+    const k = this.smoothing;
+    if (!k || spec.bars || spec.empty || !spec.counts) return spec;
+    const y = spec.y.map((values, si) => {
+      const counts = spec.counts[si];
+      if (!counts) return values;
+      return values.map((v, i) => {
+        if (v === null || v === undefined) return v;
+        let sum = 0,
+          n = 0;
+        for (let j = Math.max(0, i - k); j <= Math.min(values.length - 1, i + k); j++) {
+          if (values[j] === null || values[j] === undefined) continue;
+          sum += values[j] * counts[j];
+          n += counts[j];
+        }
+        return n > 0 ? sum / n : v;
+      });
+    });
+    return { ...spec, y, title: spec.title + ' · smoothed over ' + (2 * k + 1) + ' points' };
+  },
+  /** The smoothing picker: redraws every chart at once and keeps the choice for the next page. */
+  smooth(k) {
+    this.smoothing = Number(k) || 0;
+    localStorage.setItem('ratchet-smoothing', String(this.smoothing));
+    if (this.specs) this.charts(this.specs);
   },
   pollRun(runId, compare) {
     const query = compare ? '?compare=' + encodeURIComponent(compare) : '';

@@ -31,7 +31,9 @@ export function runCharts({ runId, view, settings, batches, runIds }: RunChartsP
   const placed = new Set(SECTIONS.flatMap(([, ids]) => ids).concat('chart-staleness'));
   const byId = (ids: readonly string[]) => ids.flatMap((id) => view.charts.filter((chart) => chart.id === id));
   return html`${comparePicker(runId, view.compare?.runId, runIds)}
-<p class="muted" id="few-samples-note">Legend values give n, the samples a point rests on; points resting on fewer than ${FEW_SAMPLES} are ringed.</p>
+<p class="muted" id="few-samples-note">Legend values give n, the samples a point rests on; points resting on fewer than ${FEW_SAMPLES} are ringed.
+ Smoothing <select id="smoothing" onchange="RatchetUI.smooth(this.value)" title="Each point of a line pooled with its neighbours, weighted by the samples each rests on (a smoothed rate is the rate of the pooled samples); gaps stay gaps">
+<option value="0">off</option><option value="1">3 points</option><option value="3">7 points</option><option value="7">15 points</option></select></p>
 ${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}`)}
 ${trainingSection(view.training, view.charts.filter((chart) => !placed.has(chart.id)))}
 <h2>Batches</h2>
