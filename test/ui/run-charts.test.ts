@@ -131,6 +131,21 @@ describe('the run page\'s charts', () => {
     expect((await drawn('chart-by-turn'))!.data[1]).toEqual(values);
   });
 
+  it('shows the charts over one x axis on request: time, policy version or training step', async () => {
+    await open('/runs/curves');
+    const shown = () => page.$$eval('.chart', (boxes) => boxes.filter((box) => (box as unknown as { offsetParent: unknown }).offsetParent !== null).map((box) => box.id));
+    await page.select('#x-axis', 'version');
+    const byVersion = await shown();
+    expect(byVersion).toEqual(expect.arrayContaining(['chart-by-version', 'chart-reward-by-version', 'chart-lengths', 'chart-by-turn']));
+    expect(byVersion).not.toContain('chart-over-time');
+    expect(byVersion).not.toContain('chart-step-reward');
+    await page.select('#x-axis', 'time');
+    expect(await shown()).toEqual(expect.arrayContaining(['chart-over-time', 'chart-advantages']));
+    expect(await shown()).not.toContain('chart-by-version');
+    await page.select('#x-axis', 'all');
+    expect(await shown()).toEqual(expect.arrayContaining(['chart-over-time', 'chart-by-version', 'chart-step-reward']));
+  });
+
   it('lists the run\'s batches, keeping the list current, and its settings', async () => {
     await open('/runs/curves');
     const batch = await page.$$eval(`#batches tr[data-batch="${batchId}"] td`, (tds) => tds.map((td) => td.textContent?.trim()));

@@ -158,6 +158,11 @@ window.RatchetUI = {
     this.specs = specs;
     const picker = document.getElementById('smoothing');
     if (picker) picker.value = String(this.smoothing);
+    const axis = document.getElementById('x-axis');
+    if (axis && !document.body.dataset.axis) {
+      axis.value = localStorage.getItem('ratchet-axis') || 'all';
+      document.body.dataset.axis = axis.value;
+    }
     for (const spec of specs) this.chart(spec.id, spec);
   },
   /** Points each side a smoothed point pools (0: off); the run page's smoothing picker sets it, the browser keeps it. */
@@ -185,6 +190,11 @@ window.RatchetUI = {
       });
     });
     return { ...spec, y, title: spec.title + ' · smoothed over ' + (2 * k + 1) + ' points' };
+  },
+  /** The x-axis picker: hides the charts over the other axes (histograms and charts by turn stay), kept for the next page. */
+  axis(name) {
+    document.body.dataset.axis = name;
+    localStorage.setItem('ratchet-axis', name);
   },
   /** The smoothing picker: redraws every chart at once and keeps the choice for the next page. */
   smooth(k) {

@@ -4,6 +4,7 @@ import type { RunSettings } from '../../store/run-settings.js';
 import { fixed, runHref, type Html } from '../layout.js';
 import type { RunChartsView } from '../run-charts-view.js';
 import { FEW_SAMPLES, type ChartSpec } from '../training-charts.js';
+import { chartBoxes } from './chart-boxes.js';
 import { trainingSection } from './training-section.js';
 
 /** The chart area's sections: which charts each shows, in order. */
@@ -32,7 +33,9 @@ export function runCharts({ runId, view, settings, batches, runIds }: RunChartsP
   const byId = (ids: readonly string[]) => ids.flatMap((id) => view.charts.filter((chart) => chart.id === id));
   return html`${comparePicker(runId, view.compare?.runId, runIds)}
 <p class="muted" id="few-samples-note">Legend values give n, the samples a point rests on; points resting on fewer than ${FEW_SAMPLES} are ringed.
- Smoothing <select id="smoothing" onchange="RatchetUI.smooth(this.value)" title="Each point of a line pooled with its neighbours, weighted by the samples each rests on (a smoothed rate is the rate of the pooled samples); gaps stay gaps">
+ Charts over <select id="x-axis" onchange="RatchetUI.axis(this.value)" title="Show the charts whose x axis is this (histograms and charts by turn stay)">
+<option value="all">every x axis</option><option value="time">time</option><option value="version">policy version</option><option value="step">training step</option></select>
+ · smoothing <select id="smoothing" onchange="RatchetUI.smooth(this.value)" title="Each point of a line pooled with its neighbours, weighted by the samples each rests on (a smoothed rate is the rate of the pooled samples); gaps stay gaps">
 <option value="0">off</option><option value="1">3 points</option><option value="3">7 points</option><option value="7">15 points</option></select></p>
 ${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}`)}
 ${trainingSection(view.training, view.charts.filter((chart) => !placed.has(chart.id)))}
@@ -43,9 +46,6 @@ ${batchTable(batches)}
 ${settingsTable(settings)}`;
 }
 
-function chartBoxes(charts: readonly ChartSpec[]): Html {
-  return html`<div class="charts">${charts.map((chart) => html`<div class="chart" id="${chart.id}"></div>`)}</div>`;
-}
 
 function comparePicker(runId: string, compare: string | undefined, runIds: readonly string[]): Html {
   return html`<form method="get" action="${runHref(runId)}" id="compare">compare with run

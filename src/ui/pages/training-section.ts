@@ -3,6 +3,7 @@ import { PARITY_BOUNDS, TRAINING_METRICS, type TrainingStep } from '../../traini
 import type { VersionRewards } from '../../store/version-rewards.js';
 import { fixed, type Html } from '../layout.js';
 import type { ChartSpec, RunTraining } from '../training-charts.js';
+import { chartBoxes } from './chart-boxes.js';
 
 /** Steps listed under the charts, newest first: the charts carry the whole run, the table the recent numbers. */
 const RECENT_STEPS = 20;
@@ -33,11 +34,6 @@ function stepsPart({ eta, steps }: RunTraining, charts: readonly ChartSpec[]): H
 ${summary}
 ${chartBoxes(charts)}
 ${steps.length === 0 ? '' : stepTable(steps.slice(-RECENT_STEPS).reverse(), eta)}`;
-}
-
-/** Boxes are there even while a chart is empty, so the page's poll fills them once steps arrive. */
-function chartBoxes(charts: readonly ChartSpec[]): Html {
-  return html`<div class="charts">${charts.map((chart) => html`<div class="chart" id="${chart.id}"></div>`)}</div>`;
 }
 
 function versionTable(versions: readonly VersionRewards[]): Html {
