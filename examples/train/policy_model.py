@@ -1,10 +1,9 @@
 """The policy: a tiny Qwen3 (2 layers, hidden 128, the real 151,936-token vocabulary) in float32, saved as a directory
 vLLM can load and reload (config.json, model.safetensors, the tokenizer). The shape of
-scripts/vllm/make_tiny_model.py (head_dim 64, which vLLM's CPU kernels take), with one difference: the output
-embedding is not tied to the input one. vLLM's in-place `reload_weights` (layerwise) does not carry a tied
-`lm_head` along: it logs "ParallelLMHead: Failed to load weights" and keeps serving the start-up output embedding,
-so with tied weights the behaviour logprobs drift away from every new version's (the parity check caught it:
-mean |Δ| 0.1-0.2 nats by the fourth version). Untied, `lm_head.weight` is in each checkpoint and is reloaded."""
+scripts/vllm/make_tiny_model.py (head_dim 64, which vLLM's CPU kernels take), with tied input and output embeddings
+as Qwen3-0.6B to 4B have them. vLLM's own in-place `reload_weights` serves such a model as a hybrid on CPU (the new
+body with the start-up head: see python/ratchet_rollouts/vllm_reload.py); Ratchet's worker extension reloads it
+whole, and every version is published with a probe reference its GPU worker proves the reload against."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 def tiny_config() -> Qwen3Config:
     return Qwen3Config(
         vocab_size=151936, hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2,
-        num_key_value_heads=1, head_dim=64, max_position_embeddings=32768, tie_word_embeddings=False,
+        num_key_value_heads=1, head_dim=64, max_position_embeddings=32768, tie_word_embeddings=True,
         bos_token_id=ENDOFTEXT, eos_token_id=IM_END, pad_token_id=ENDOFTEXT, torch_dtype="float32",
     )
 

@@ -32,6 +32,7 @@ from decoupled_ppo import TurnSequence, decoupled_ppo_loss, flat, output_logprob
 from policy_model import load_policy, new_policy, save_policy  # noqa: E402
 from ratchet_rollouts import RolloutClient, RunConfig, load_problems  # noqa: E402
 from ratchet_rollouts.parity import parity_stats  # noqa: E402
+from ratchet_rollouts.weights_probe import probe_reference  # noqa: E402
 from reload_watch import ReloadWatch  # noqa: E402
 from run_summary import RunLog  # noqa: E402
 from task import write_dataset  # noqa: E402
@@ -166,7 +167,9 @@ async def train(args: argparse.Namespace) -> int:
             successes = batch.to_numpy()["successes"]
             metrics = trainer.step(sequences, args.minibatches)
             computed = time.monotonic()
-            await client.publish_policy_version(trainer.version, str(trainer.publishable()))
+            # The reference every GPU worker proves its reload against, from the model in memory (the weights just saved).
+            await client.publish_policy_version(trainer.version, str(trainer.publishable()), reference=probe_reference(trainer.model.eval()))
+            trainer.model.train()
             await client.ack(batch.batch_id)
             published = time.monotonic()
             await submit_chunk()

@@ -35,7 +35,11 @@ _SHAPE_FIELDS = (
 
 
 class CheckpointRefused(ValueError):
-    """The checkpoint cannot be loaded into the served model; nothing was changed."""
+    """The checkpoint cannot be loaded into the served model; nothing was changed. vLLM passes only the message to
+    the HTTP client, so it names the class: the GPU worker types the refusal by it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"CheckpointRefused: {reason}")
 
 
 def safetensors_headers(directory: Path) -> dict[str, tuple[list[int], str]]:

@@ -23,13 +23,13 @@ from typing import Any
 
 PROBE_LENGTH = 48
 # Token 0 of the sequence is a fixed, common one; the rest are spread over the vocabulary by a fixed LCG, so every
-# version of every model is probed with the same ids (and the TypeScript side needs no tokenizer to check them).
+# version of every model is probed with the same ids.
 _FIRST = 151643  # Qwen's <|endoftext|>; replaced below when the vocabulary is smaller
 _LCG_A, _LCG_C, _LCG_M = 1103515245, 12345, 2**31
 
 
 def probe_token_ids(vocab_size: int, length: int = PROBE_LENGTH) -> list[int]:
-    """The probe's token ids for a model with this vocabulary (deterministic; mirrored in src/policy/weights-proof.ts)."""
+    """The probe's token ids for a model with this vocabulary (deterministic; the reference carries them to the worker)."""
     ids = [_FIRST if _FIRST < vocab_size else 0]
     state = 20261206
     while len(ids) < length:
@@ -38,13 +38,14 @@ def probe_token_ids(vocab_size: int, length: int = PROBE_LENGTH) -> list[int]:
     return ids
 
 
-def probe_reference(model: Any, vocab_size: int | None = None) -> dict[str, Any]:
+def probe_reference(model: Any, vocab_size: int | None = None, token_ids: list[int] | None = None) -> dict[str, Any]:
     """The reference for a transformers causal LM (in memory, as the trainer holds it): logprob of each probe token
-    after the ones before it, computed in float32 from the model's own weights (which the saved checkpoint holds)."""
+    after the ones before it, the log-softmax taken in float32 over the model's logits (computed in its own dtype,
+    from the weights the saved checkpoint holds). `token_ids` scores another sequence (a held-out check)."""
     import torch
 
     vocab = int(vocab_size or model.config.vocab_size)
-    ids = probe_token_ids(vocab)
+    ids = token_ids if token_ids is not None else probe_token_ids(vocab)
     with torch.no_grad():
         logits = model(torch.tensor([ids], device=model.device)).logits[0].float()
         logprobs = torch.log_softmax(logits, dim=-1)
@@ -54,21 +55,24 @@ def probe_reference(model: Any, vocab_size: int | None = None) -> dict[str, Any]
     return {"token_ids": ids, "logprobs": [None, *scored], "dtype": str(next(model.parameters()).dtype).removeprefix("torch.")}
 
 
-def reference_from_directory(directory: str | Path) -> dict[str, Any]:
-    """The reference for a saved checkpoint: loaded with transformers, in the dtype it was saved in."""
+def reference_from_directory(directory: str | Path, token_ids: list[int] | None = None, dtype: str = "auto") -> dict[str, Any]:
+    """The reference for a saved checkpoint: loaded with transformers, in the dtype it was saved in (or `dtype`: the
+    one the server computes in, e.g. float32 for a server started with --dtype float32)."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(str(directory), torch_dtype="auto")
+    model = AutoModelForCausalLM.from_pretrained(str(directory), dtype=dtype)
     model.eval()
-    return probe_reference(model)
+    return probe_reference(model, token_ids=token_ids)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ratchet_rollouts.weights_probe", description=__doc__.split("\n")[0])
     parser.add_argument("weights", help="checkpoint directory (save_pretrained)")
     parser.add_argument("--out", help="file to write (default stdout)")
+    parser.add_argument("--dtype", default="auto", help="compute dtype: auto (as saved), bfloat16 or float32 (as the server computes)")
+    parser.add_argument("--ids", help="score this JSON list of token ids instead of the probe sequence (a held-out check)")
     args = parser.parse_args(argv)
-    reference = json.dumps(reference_from_directory(args.weights))
+    reference = json.dumps(reference_from_directory(args.weights, json.loads(args.ids) if args.ids else None, args.dtype))
     if args.out:
         Path(args.out).write_text(reference + "\n")
     else:

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from ratchet_rollouts import PolicyVersionConflict, RatchetError, RolloutClient, RunConfig, RunConfigMismatch, SyncRolloutClient, UnknownBatch, UnknownRun, load_problems
+from ratchet_rollouts import PolicyVersionConflict, RatchetError, RolloutClient, RunConfig, RunConfigMismatch, SyncRolloutClient, UnknownBatch, UnknownRun, WeightsRefused, load_problems
 
 from conftest import SAMPLE
 
@@ -73,6 +73,36 @@ def test_publishes_versions_forward_only(env: dict[str, str]) -> None:
             assert await client.policy_version() == version
             with pytest.raises(PolicyVersionConflict, match="not newer"):
                 await client.publish_policy_version(version)
+
+    asyncio.run(main())
+
+
+def test_publishes_a_probe_reference_and_hears_each_servers_verdict(env: dict[str, str]) -> None:
+    """The reference is checked at publish (not found out by every GPU worker), stored with the version, and
+    wait_for_weights raises WeightsRefused as soon as a server refuses the version (the ledger a GPU worker writes)."""
+    reference = {"token_ids": list(range(8)), "logprobs": [None, *[-1.5] * 7], "dtype": "bfloat16"}
+
+    async def main() -> None:
+        async with await RolloutClient.connect() as client:
+            version = await client.policy_version() + 1
+            with pytest.raises(ValueError, match="one length"):
+                await client.publish_policy_version(version, "/checkpoints/x", reference={"token_ids": [1, 2], "logprobs": [None]})
+            with pytest.raises(ValueError, match="finite"):
+                await client.publish_policy_version(version, "/checkpoints/x", reference={**reference, "logprobs": [None, *[float("nan")] * 7]})
+            assert await client.policy_version() == version - 1
+            await client.publish_policy_version(version, f"/checkpoints/{version}", reference=reference)
+            conn = client.database
+            stored = await (await conn.execute("SELECT probe_reference FROM policy_versions WHERE version = %s", (version,))).fetchone()
+            assert stored is not None and stored[0]["token_ids"] == list(range(8))
+            with pytest.raises(TimeoutError):
+                await client.wait_for_weights(version, timeout_s=0.3)
+            await conn.execute("INSERT INTO served_weights (server, version, verdict) VALUES ('a', %s, 'proven')", (version,))
+            await conn.execute(
+                "INSERT INTO served_weights (server, version, verdict, error_type, error) VALUES ('b', %s, 'refused', 'WeightsMismatch', 'off by 0.3')",
+                (version,))
+            with pytest.raises(WeightsRefused, match="refused on b: WeightsMismatch: off by 0.3") as refused:
+                await client.wait_for_weights(version, servers=2, timeout_s=5)
+            assert [row["server"] for row in refused.value.rows] == ["b"]
 
     asyncio.run(main())
 

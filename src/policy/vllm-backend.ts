@@ -4,6 +4,7 @@ import type { TopLogprob } from './logprob-verdict.js';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
 import { answersHealthy, failureFor, parseJson, requestJson, send } from './policy-http.js';
 import { samplingFields } from './sampling-fields.js';
+import { CheckpointRefused } from './weights-proof.js';
 import { policyServerAddress } from './server-credentials.js';
 import { runTokenStream } from './token-stream.js';
 import { decodeVllmChunk, tokenId } from './vllm-stream-decoder.js';
@@ -192,9 +193,11 @@ export class VllmBackend implements InferenceBackend {
         this.extension = true;
         return;
       } catch (error) {
+        const message = String((error as Error).message);
+        const refused = /CheckpointRefused: (.*?)(', please check|$)/.exec(message);
+        if (refused) throw new CheckpointRefused(this.url, refused[1]!);
         // vLLM answers a method its worker lacks with a 500 naming it; anything else is the reload's own failure.
-        if (this.extension === true || !/ratchet_reload_weights|has no attribute/.test(String((error as Error).message))
-          || /CheckpointRefused/.test(String((error as Error).message))) throw error;
+        if (this.extension === true || !/has no attribute 'ratchet_reload_weights'/.test(message)) throw error;
         this.extension = false;
       }
     }

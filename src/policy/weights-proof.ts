@@ -19,13 +19,14 @@ export const probeReference = z.object({
 export type ProbeReference = z.infer<typeof probeReference>;
 
 /**
- * Parity bounds between a server and the reference, in nats per token. A server computes in its own dtype and kernels
- * (vLLM on CPU in bf16 here) and the reference in float32 from the same bf16 weights: measured on the project's tiny
- * Qwen3 models, a correct reload is off by a mean of ~0.002 and at most ~0.02, a stale tied head (the new body with the
- * old output head) by a mean of ~0.02-0.05 on these near-uniform random models and by ~2 on a trained one (issue 33).
- * The bounds sit between the two, tight enough for the tiny models the tests can afford.
+ * Parity bounds between a server and the reference, in nats per token (the issue's own bar for a trainer's held-out
+ * recomputation is a mean of 0.02). Measured with vLLM 0.32 on CPU: a correct load is off by a mean of 0.0011-0.0065
+ * and at most 0.023 (tiny Qwen3 in float32 and bf16; a 2-layer model of Qwen3-0.6B's width in bf16); the hybrid vLLM's
+ * own reload serves for a tied model (new body, start-up head) by a mean of 0.24 (tiny, float32) and 0.57 (0.6B-wide),
+ * and ~2 on a trained model (issue 33); the other version's weights by 0.22-0.57. A server of another dtype or kernel
+ * may need wider bounds: they are the watcher's option.
  */
-export const PROOF_BOUNDS = { meanAbsDelta: 0.01, maxAbsDelta: 0.1 } as const;
+export const PROOF_BOUNDS = { meanAbsDelta: 0.02, maxAbsDelta: 0.25 } as const;
 
 export interface ProofFigures {
   tokens: number;
@@ -64,7 +65,19 @@ export function judgeProbe(reference: ProbeReference, served: readonly (number |
 /** A version the server cannot be shown to serve: never a token under its tag from this server. */
 export class WeightsRefused extends Error {
   override readonly name = 'WeightsRefused';
-  constructor(readonly version: number, readonly server: string, reason: string, readonly figures?: ProofFigures) {
+  constructor(
+    readonly version: number, readonly server: string, reason: string, readonly figures?: ProofFigures,
+    /** The ledger's error_type: the probe missed, could not be run, or there was nothing to prove against. */
+    readonly kind: 'WeightsMismatch' | 'ProbeFailed' | 'WeightsUnproven' = figures ? 'WeightsMismatch' : 'WeightsUnproven',
+  ) {
     super(`policy version ${version} refused on ${server}: ${reason}`);
+  }
+}
+
+/** The server refused the checkpoint before loading it (Ratchet's vLLM extension): it serves what it served before. */
+export class CheckpointRefused extends Error {
+  override readonly name = 'CheckpointRefused';
+  constructor(readonly server: string, reason: string) {
+    super(`inference server ${server} refused the checkpoint: ${reason}`);
   }
 }

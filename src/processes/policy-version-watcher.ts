@@ -3,7 +3,7 @@ import { log } from '../logging.js';
 import { processMetrics } from '../metrics/process-metrics.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { PolicyUnavailable } from '../policy/policy-errors.js';
-import { judgeProbe, PROOF_BOUNDS, type ProofFigures, WeightsRefused } from '../policy/weights-proof.js';
+import { CheckpointRefused, judgeProbe, PROOF_BOUNDS, type ProofFigures, WeightsRefused } from '../policy/weights-proof.js';
 import { listen } from '../store/notifications.js';
 import { latestPolicyVersion, POLICY_VERSION_CHANNEL, type PolicyVersion } from '../store/policy-versions.js';
 import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../store/served-weights.js';
@@ -99,41 +99,69 @@ export class PolicyVersionWatcher {
   private async load(target: PolicyVersion): Promise<void> {
     const opened = this.closeGate();
     try {
+      await this.rememberServed(target);
       await recordLoadRequested(this.pool, this.backend.url, target.version);
+      // Whether the server may hold other weights than before: not when the version was refused before its load, or
+      // when the server refused the checkpoint itself (Ratchet's vLLM extension checks before it touches the model).
+      let touched = false;
       try {
+        const unproven = await this.withoutProof(target);
+        touched = true;
         await this.backend.updateWeights(target.version, target.weightsPath ?? undefined);
         await recordLoaded(this.pool, this.backend.url, target.version);
-        const proof = await this.prove(target);
+        const proof: Proof = unproven ? { verdict: 'unproven', why: unproven } : await this.prove(target);
         this.settle(target, proof.verdict === 'proven' ? { figures: proof.figures } : { why: proof.why });
         await recordVerdict(this.pool, this.backend.url, target.version, proof.verdict, proof.verdict === 'proven' ? { figures: proof.figures } : { error: proof.why });
         await recordServing(this.pool, this.backend.url, target.version, proof.verdict === 'proven' ? undefined : proof.why);
         processMetrics.weightLoads.inc({ verdict: proof.verdict });
       } catch (error) {
-        await this.refuse(target, error);
+        await this.refuse(target, error, touched && !(error instanceof CheckpointRefused));
       }
     } finally {
       opened();
     }
   }
 
+  /**
+   * Decided before anything is loaded: why a version with no usable reference may be served unproven (undefined: it
+   * has one), or WeightsRefused when it may not (a reload the worker would refuse anyway is never made).
+   */
+  private async withoutProof(target: PolicyVersion): Promise<string | undefined> {
+    const refuse = (reason: string) => new WeightsRefused(target.version, this.backend.url, reason);
+    if (target.referenceInvalid) throw refuse(`its probe reference is malformed (${target.referenceInvalid})`);
+    if (target.reference) return undefined;
+    if (!(await this.backend.servesWeights())) return 'the simulated policy serves no weights to prove';
+    if (target.weightsPath === null) return 'published without weights: the server reloaded its own directory';
+    if (this.weightProof === 'optional') return 'published without a probe reference (RATCHET_WEIGHT_PROOF=optional)';
+    throw refuse('published without a probe reference, so nothing can show the server serves it: publish with one '
+      + '(`python -m ratchet_rollouts.weights_probe DIR --out FILE`, then `ratchet policy publish --reference FILE`; or '
+      + '`publish_policy_version(..., reference=probe_reference(model))`), or set RATCHET_WEIGHT_PROOF=optional to serve it unproven');
+  }
+
   /** What the server serves after the load, against the publisher's reference. Throws WeightsRefused on a miss. */
   private async prove(target: PolicyVersion): Promise<Proof> {
     const refuse = (reason: string, figures?: ProofFigures) => new WeightsRefused(target.version, this.backend.url, reason, figures);
-    if (target.referenceInvalid) throw refuse(`its probe reference is malformed (${target.referenceInvalid})`);
-    if (!target.reference) {
-      if (!(await this.backend.servesWeights())) return { verdict: 'unproven', why: 'the simulated policy serves no weights to prove' };
-      if (target.weightsPath === null) return { verdict: 'unproven', why: 'published without weights: the server reloaded its own directory' };
-      if (this.weightProof === 'optional') return { verdict: 'unproven', why: 'published without a probe reference (RATCHET_WEIGHT_PROOF=optional)' };
-      throw refuse('published without a probe reference, so nothing can show the server serves it: publish with one '
-        + '(`python -m ratchet_rollouts.weights_probe DIR --out FILE`, then `ratchet policy publish --reference FILE`; or '
-        + '`publish_policy_version(..., reference=probe_reference(model))`), or set RATCHET_WEIGHT_PROOF=optional to serve it unproven');
-    }
+    if (!target.reference) throw refuse('it has no probe reference');
     const scored = await this.backend.scorePrompt(target.reference.token_ids).catch((error: unknown) => {
-      throw refuse(`the server could not score the probe: ${(error as Error).message}`);
+      // A server that cannot even score the sequence after the load (vLLM answers 400 for non-finite logprobs) is as
+      // far from the published weights as it gets.
+      throw new WeightsRefused(target.version, this.backend.url, `the server could not score the probe: ${(error as Error).message}`, undefined, 'ProbeFailed');
     });
     const verdict = judgeProbe(target.reference, scored, this.bounds);
     if (!verdict.proven) throw refuse(verdict.reason, verdict.figures);
     return { verdict: 'proven', figures: verdict.figures };
+  }
+
+  /**
+   * The weights served now have no reference of their own (start-up weights, or a version served unproven): before
+   * they are replaced, the server scores the new reference's sequence on them, so that going back to them after a
+   * refusal can be proven like any version.
+   */
+  private async rememberServed(target: PolicyVersion): Promise<void> {
+    if (this.serving.reference || !target.reference || this.unusableReason !== undefined) return;
+    const scored = await this.backend.scorePrompt(target.reference.token_ids).catch(() => undefined);
+    if (!scored?.slice(1).every((value) => value !== null && Number.isFinite(value))) return;
+    this.serving = { ...this.serving, reference: { token_ids: target.reference.token_ids, logprobs: scored } };
   }
 
   private settle(target: PolicyVersion, detail: { figures: ProofFigures } | { why: string }): void {
@@ -146,17 +174,17 @@ export class PolicyVersionWatcher {
   }
 
   /** The version is never served here: recorded, and the server put back on what it served before. */
-  private async refuse(target: PolicyVersion, error: unknown): Promise<void> {
+  private async refuse(target: PolicyVersion, error: unknown, touched: boolean): Promise<void> {
     // A server that cannot be reached is not a verdict on the weights: the next poll tries again.
     if (!(error instanceof PolicyUnavailable)) this.refused.add(target.version);
-    const errorType = error instanceof WeightsRefused ? (error.figures ? 'WeightsMismatch' : 'WeightsUnproven')
-      : /CheckpointRefused/.test(String((error as Error)?.message)) ? 'CheckpointRefused' : error instanceof PolicyUnavailable ? 'PolicyUnavailable' : 'WeightsLoadFailed';
+    const errorType = error instanceof WeightsRefused ? error.kind
+      : error instanceof CheckpointRefused ? 'CheckpointRefused' : error instanceof PolicyUnavailable ? 'PolicyUnavailable' : 'WeightsLoadFailed';
     const figures = error instanceof WeightsRefused ? error.figures : undefined;
     log.error({ server: this.backend.url, version: target.version, errorType, err: error }, 'policy version refused on this server');
     processMetrics.weightLoads.inc({ verdict: 'refused' });
     await recordVerdict(this.pool, this.backend.url, target.version, 'refused', { errorType, error: (error as Error)?.message ?? String(error), ...(figures ? { figures } : {}) })
       .catch(() => undefined);
-    await this.restore(target.version);
+    if (touched) await this.restore(target.version);
   }
 
   /**

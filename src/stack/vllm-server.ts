@@ -12,6 +12,8 @@ export const POLICY_MODELS = [0, 1].map((version) => path.join(VLLM_STATE, 'mode
 /** A tiny Qwen3 whose next-token distribution is concentrated, so temperature and top-p change logprobs by nats. */
 export const PEAKED_MODEL = path.join(VLLM_STATE, 'models', 'policy-peaked');
 export const MAX_MODEL_LEN = 2048;
+/** `--worker-extension-cls` for Ratchet's checked reload (python/ratchet_rollouts/vllm_reload.py). */
+export const VLLM_WEIGHT_RELOAD_EXTENSION = 'ratchet_rollouts.vllm_reload.WeightReload';
 
 /** A real vLLM OpenAI server in its own process group, so stopping it also ends its EngineCore child. */
 export interface RunningVllm {
@@ -40,7 +42,13 @@ export interface VllmMetrics {
  * /collective_rpc, /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly
  * python imports.
  */
-export async function startVllm(options: { port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean; extraArgs?: readonly string[] } = {}): Promise<RunningVllm> {
+export async function startVllm(options: {
+  port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean; extraArgs?: readonly string[];
+  /** The worker extension class (default Ratchet's checked reload, python/ratchet_rollouts/vllm_reload.py); null: none. */
+  workerExtension?: string | null;
+  /** Extra environment (a test's PYTHONPATH for its own extension). */
+  env?: Record<string, string>;
+} = {}): Promise<RunningVllm> {
   if (!existsSync(VLLM_PYTHON)) throw new Error(`no vLLM environment at ${VLLM_STATE}: run \`npm run setup:vllm\` first`);
   const port = options.port ?? await freePort();
   const log = path.join(os.tmpdir(), `ratchet-vllm-${port}-${Date.now()}.log`);
@@ -59,12 +67,15 @@ export async function startVllm(options: { port?: number; model?: string; dtype?
     // prompt tokens served from it (`usage.prompt_tokens_details.cached_tokens`), stored with the turn for the run
     // page's prefix-cache hit rate. Both are in the pinned vLLM (0.32); a test may turn them off below (--no-...).
     '--enable-prefix-caching', '--enable-prompt-tokens-details',
+    // Ratchet's checked in-place reload (checkpoint checked before the model is touched, a tied head rebuilt); the
+    // package is installed in this environment (scripts/vllm/setup.sh), as it must be on a production vLLM host.
+    ...(options.workerExtension === null ? [] : ['--worker-extension-cls', options.workerExtension ?? VLLM_WEIGHT_RELOAD_EXTENSION]),
     // A test's own flags, after the defaults (e.g. test/real-servers/turn-affinity.real.ts: prefix caching).
     ...(options.extraArgs ?? []),
   ], {
     detached: true,
     stdio: ['ignore', out, out],
-    env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+    env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', ...options.env },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   started.add(child);

@@ -13,6 +13,8 @@ import { expectSeedInvariants, expectTokenVersions } from '../../scripts/support
 import { POLICY_MODELS, startVllm, stopStartedServers, type RunningVllm } from '../../src/stack/vllm-server.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
+import type { ProbeReference } from '../../src/policy/weights-proof.js';
+import { publisherReference } from './publisher-reference.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
 const HEARTBEAT_MS = 500;
@@ -22,10 +24,13 @@ let vllm: RunningVllm;
 let stopCpuWorker: () => Promise<void>;
 let stopGpuWorker: (() => Promise<void>) | undefined;
 const children: ChildProcess[] = [];
+/** Version 1's probe reference, as its publisher computes it (every load is proven against it: issue 33). */
+let reference: Promise<ProbeReference>;
 
 // One Temporal + Postgres + vLLM for the file; the tests run in order and share the server's counters, so each
 // waits for the server to be idle before it measures.
 beforeAll(async () => {
+  reference = publisherReference(POLICY_MODELS[1]!);
   stack = await startTestStack();
   vllm = await startVllm();
   stopCpuWorker = await stack.startWorkers({ gpu: false });
@@ -71,7 +76,7 @@ describe('trajectories against a real vLLM', () => {
     const start = (await vllm.metrics()).generatedTokens;
     const { handle } = await submitTrajectory(stack.client, request!);
     await until(async () => (await vllm.metrics()).generatedTokens - start >= 100, 60_000);
-    await publishPolicyVersion(stack.pool, 1, POLICY_MODELS[1]);
+    await publishPolicyVersion(stack.pool, 1, POLICY_MODELS[1], await reference);
     const result = await handle.result();
 
     expect(result.turns[0]!.versionStart).toBe(0);
