@@ -145,6 +145,21 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
       for (const chunk of chunks) expect(chunk.weightVersion).toBe(server.reportsWeightVersion ? 12 : undefined);
     });
 
+    it('scores a prompt for the weights proof: null first, then each position\'s finite logprob, the same when asked again, changed by a reload', async () => {
+      const scored = await server.backend.scorePrompt(server.prompt);
+      expect(scored).toHaveLength(server.prompt.length);
+      expect(scored[0]).toBeNull();
+      for (const logprob of scored.slice(1)) {
+        expect(Number.isFinite(logprob)).toBe(true);
+        expect(logprob!).toBeLessThanOrEqual(0);
+      }
+      expect(await server.backend.scorePrompt(server.prompt)).toEqual(scored);
+      await server.backend.updateWeights(13, server.checkpoint(13));
+      const reloaded = await server.backend.scorePrompt(server.prompt);
+      await server.backend.updateWeights(14, server.checkpoint(14));
+      expect(await server.backend.scorePrompt(server.prompt)).not.toEqual(reloaded);
+    });
+
     it('reports health: true for the server, false for an unreachable one', async () => {
       expect(await server.backend.health()).toBe(true);
       expect(await server.backendAt(`http://127.0.0.1:${await closedPort()}`).health()).toBe(false);

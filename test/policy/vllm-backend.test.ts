@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../../src/policy/policy-errors.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
 import { decodeVllmChunk } from '../../src/policy/vllm-stream-decoder.js';
+import { CheckpointRefused } from '../../src/policy/weights-proof.js';
 import { runBackendContract } from './backend-contract.case.js';
 import { FAKE_VLLM_MODEL, startFakeVllm } from './fakes/fake-vllm.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
@@ -54,9 +55,28 @@ describe('VllmBackend against fake vLLM', () => {
   it('reloads weights through pause, collective_rpc reload_weights, prefix-cache reset, a version tag and resume', async () => {
     expect(await backend.servedWeightVersion()).toBe('default');
     await backend.updateWeights(5, '/checkpoints/step-5');
-    expect(fake.devCalls().slice(-5)).toEqual(['/pause?mode=abort', '/collective_rpc', '/reset_prefix_cache', '/update_weight_version', '/resume']);
+    // Ratchet's checked reload first; a server without the extension answers 500 naming it, once: vLLM's own after that.
+    expect(fake.devCalls().slice(-6)).toEqual(['/pause?mode=abort', '/collective_rpc', '/collective_rpc', '/reset_prefix_cache', '/update_weight_version', '/resume']);
+    expect(fake.rpcCalls().slice(-2).map((call) => call.method)).toEqual(['ratchet_reload_weights', 'reload_weights']);
     expect(fake.rpcCalls().at(-1)).toEqual({ method: 'reload_weights', args: [], kwargs: { weights_path: '/checkpoints/step-5' } });
     expect(await backend.servedWeightVersion()).toBe('5');
+    await backend.updateWeights(6, '/checkpoints/step-6');
+    expect(fake.rpcCalls().at(-2)!.method).toBe('reload_weights');
+  });
+
+  it('reloads through Ratchet\'s worker extension where the server has it, and types the checkpoint it refuses', async () => {
+    const extended = await startFakeVllm({ workerExtension: true });
+    try {
+      const checked = new VllmBackend(extended.url);
+      await checked.updateWeights(5, '/checkpoints/step-5');
+      expect(extended.rpcCalls().map((call) => call.method)).toEqual(['ratchet_reload_weights']);
+      const refused = checked.updateWeights(6, '/checkpoints/missing');
+      await expect(refused).rejects.toBeInstanceOf(CheckpointRefused);
+      await expect(refused).rejects.toThrow('/checkpoints/missing: not a readable directory');
+      expect(extended.devCalls().at(-1)).toBe('/resume'); // the server is resumed, serving what it had
+    } finally {
+      await extended.close();
+    }
   });
 
   it('explains that a weight update needs VLLM_SERVER_DEV_MODE when the server lacks /collective_rpc', async () => {

@@ -23,6 +23,8 @@ export const generateRequest = z.object({
   return_logprob: z.boolean().optional(),
   /** Per output token, this many most probable candidates in `meta_info.output_top_logprobs` (with return_logprob). */
   top_logprobs_num: z.number().int().nonnegative().default(0),
+  /** With return_logprob, 0 scores the input from its first token (`meta_info.input_token_logprobs`); -1: none. */
+  logprob_start_len: z.number().int().default(-1),
   stream: z.boolean().optional(),
   rid: z.string().min(1).optional(),
 }).passthrough();

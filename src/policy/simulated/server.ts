@@ -87,6 +87,9 @@ export async function startSimulatedPolicy(
     return reply(response, 404, { error: { message: `no route ${request.method} ${path}` } });
   }
 
+  /** The checkpoint path the last weight update named: all the simulated policy's "weights" are. */
+  let weightsPath = SIMULATED_MODEL_NAME;
+
   async function updateWeights(body: unknown, response: http.ServerResponse): Promise<void> {
     const parsed = updateWeightsRequest.safeParse(body);
     if (!parsed.success) return reply(response, 400, { error: { message: `invalid /update_weights_from_disk request: ${parsed.error.message}` } });
@@ -94,6 +97,7 @@ export async function startSimulatedPolicy(
     if (parsed.data.abort_all_requests) await live.abortAll('Abort for a weight update');
     const named = parsed.data.weight_version;
     stats.weightVersion = named && /^\d+$/.test(named) ? Number(named) : stats.weightVersion + 1;
+    weightsPath = parsed.data.model_path;
     return reply(response, 200, { success: true, message: `simulated weights now at version ${stats.weightVersion}`, num_paused_requests: 0 });
   }
 
@@ -102,6 +106,12 @@ export async function startSimulatedPolicy(
     const parsed = generateRequest.safeParse(body);
     if (!parsed.success) return reply(response, 400, { error: { message: `invalid /generate request: ${parsed.error.message}` } });
     const { input_ids: inputIds, sampling_params: sampling, stream = false, rid = `sim-${stats.requests}` } = parsed.data;
+    // Scoring the input (the weights proof's probe): the simulated policy has no weights, so the logprobs are a function
+    // of the checkpoint path it last "loaded", which is enough for a reload to visibly change what it serves.
+    if (!stream && parsed.data.return_logprob && parsed.data.logprob_start_len === 0) {
+      const scored = scoredInput(weightsPath, inputIds);
+      return reply(response, 200, { text: '', output_ids: [], meta_info: { id: rid, input_token_logprobs: scored.map((logprob, i) => [logprob, inputIds[i], null]) } });
+    }
     const topLogprobs = parsed.data.return_logprob ? parsed.data.top_logprobs_num : 0;
     // A logprob query (the GPU worker's probe) reads the distribution at its context, the same every time, as a real
     // model's is; drawn from the context alone, it never shifts a seeded run's answers either.
@@ -278,3 +288,10 @@ interface PromptPrefill {
 }
 
 export { AnswerBook };
+
+/** A deterministic logprob per input position (the first null) for the simulated "weights" at `weightsPath`. */
+function scoredInput(weightsPath: string, ids: readonly number[]): (number | null)[] {
+  let seed = 0;
+  for (const char of weightsPath) seed = (seed * 31 + char.charCodeAt(0)) >>> 0;
+  return ids.map((id, i) => (i === 0 ? null : -0.5 - (((seed ^ Math.imul(id, 2654435761) ^ Math.imul(i, 40503)) >>> 0) % 1000) / 100));
+}

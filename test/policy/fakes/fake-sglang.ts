@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { z } from 'zod';
-import { fakeOutput, listen, pause, sendEvent, sendJson, startEvents, type FakeFault, type ServedRequest } from './fake-http.js';
+import { fakeOutput, fakePromptLogprobs, listen, pause, sendEvent, sendJson, startEvents, type FakeFault, type ServedRequest } from './fake-http.js';
 
 /**
  * A local stand-in for an SGLang server, answering with the shapes of sglang/srt/entrypoints/http_server.py and
@@ -25,6 +25,7 @@ const generateBody = z.object({
   input_ids: z.array(z.number().int().nonnegative()).min(1).optional(),
   sampling_params: z.object({ max_new_tokens: z.number().int().nonnegative().default(128), temperature: z.number().min(0).optional() }).passthrough().default({ max_new_tokens: 128 }),
   return_logprob: z.boolean().default(false),
+  logprob_start_len: z.number().int().optional(),
   stream: z.boolean().default(false),
   rid: z.string().optional(),
 }).passthrough();
@@ -37,6 +38,8 @@ export async function startFakeSglang(options: FakeSglangOptions = {}) {
   const streams = new Map<string, AbortController>();
   const aborted: string[] = [];
   let weightVersion = 'default';
+  /** The checkpoint the fake "holds": the model_path a weight update loaded last. */
+  let weights = 'Qwen/Qwen3-0.6B';
   let fault: FakeFault = 'none';
   let healthy = true;
   let requests = 0;
@@ -66,6 +69,7 @@ export async function startFakeSglang(options: FakeSglangOptions = {}) {
       }
       if (parsed.data.abort_all_requests) for (const stream of streams.values()) stream.abort();
       if (parsed.data.weight_version) weightVersion = parsed.data.weight_version;
+      weights = parsed.data.model_path;
       return sendJson(response, 200, { success: true, message: 'Succeeded to update model weights.', num_paused_requests: 0 });
     }
     if (request.method === 'POST' && path === '/generate') return generate(body, response);
@@ -82,6 +86,11 @@ export async function startFakeSglang(options: FakeSglangOptions = {}) {
     if (request.input_ids === undefined || request.text !== undefined) return validationError(response, 'Either text, input_ids or input_embeds should be provided.');
     if (fault === 'error') return sendJson(response, 503, { object: 'error', message: 'Service Unavailable', type: 'Service Unavailable', param: null, code: 503 });
     const maxNew = request.sampling_params.max_new_tokens;
+    // Scoring a prompt (return_logprob from position 0, not streamed): meta_info.input_token_logprobs, as SGLang answers.
+    if (!request.stream && request.return_logprob && request.logprob_start_len === 0) {
+      const scored = fakePromptLogprobs(weights, request.input_ids);
+      return sendJson(response, 200, { text: '', output_ids: [], meta_info: { id: rid, input_token_logprobs: scored.map((logprob, i) => [logprob, request.input_ids![i], null]) } });
+    }
     if (!request.stream) return sendJson(response, 400, { object: 'error', message: 'the fake only streams', type: 'Bad Request', param: null, code: 400 });
     startEvents(response);
     if (request.input_ids.length + maxNew >= contextLength) {

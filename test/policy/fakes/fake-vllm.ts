@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { z } from 'zod';
-import { fakeOutput, listen, pause, sendEvent, sendJson, startEvents, type FakeFault, type ServedRequest } from './fake-http.js';
+import { fakeOutput, fakePromptLogprobs, listen, pause, sendEvent, sendJson, startEvents, type FakeFault, type ServedRequest } from './fake-http.js';
 
 /**
  * A local stand-in for a vLLM OpenAI-compatible server, answering with the shapes of vllm/entrypoints/openai:
@@ -23,6 +23,12 @@ export interface FakeVllmOptions {
    * in whole 16-token blocks (a prefix cache's unit).
    */
   promptTokensDetails?: boolean;
+  /**
+   * As a server started with Ratchet's worker extension (python/ratchet_rollouts/vllm_reload.py): `ratchet_reload_weights`
+   * answers, and refuses a path naming `missing` as the extension refuses a checkpoint. Without it, as vLLM answers a
+   * method its worker lacks: HTTP 500 naming the attribute.
+   */
+  workerExtension?: boolean;
 }
 
 export const FAKE_VLLM_MODEL = 'Qwen/Qwen3-0.6B';
@@ -37,6 +43,7 @@ const completionBody = z.object({
   logprobs: z.number().int().min(0).nullish(),
   return_tokens_as_token_ids: z.boolean().nullish(),
   stream: z.boolean().nullish(),
+  prompt_logprobs: z.number().int().min(0).nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
 }).passthrough();
 const rpcBody = z.object({ method: z.string(), args: z.array(z.string()).default([]), kwargs: z.record(z.string(), z.string()).default({}) });
@@ -52,6 +59,8 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
   // A restarted server may serve another name (the model directory, by default).
   let model = FAKE_VLLM_MODEL;
   let weightVersion = 'default';
+  /** The checkpoint the fake "holds": what a reload loaded last (the served model at start). */
+  let weights = FAKE_VLLM_MODEL;
   let lastPrompt: number[] = [];
 
   const server = await listen(async (request, body, response) => {
@@ -83,6 +92,13 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
       if (parsed.data.method === 'reload_weights' && !parsed.data.kwargs['weights_path']) {
         return error(response, 500, 'InternalServerError', 'Call to collective_rpc method failed: Worker failed with error \'no weights_path\'');
       }
+      if (parsed.data.method === 'ratchet_reload_weights') {
+        if (!options.workerExtension) return error(response, 500, 'InternalServerError', "Call to collective_rpc method failed: Worker failed with error ''CPUWorker' object has no attribute 'ratchet_reload_weights'', please check the stack trace above for the root cause");
+        if (parsed.data.kwargs['weights_path']?.includes('missing')) {
+          return error(response, 500, 'InternalServerError', `Call to collective_rpc method failed: Worker failed with error 'CheckpointRefused: ${parsed.data.kwargs['weights_path']}: not a readable directory', please check the stack trace above for the root cause`);
+        }
+      }
+      if (parsed.data.method === 'reload_weights' || parsed.data.method === 'ratchet_reload_weights') weights = parsed.data.kwargs['weights_path'] ?? weights;
       return sendJson(response, 200, { results: [null] });
     }
     sendJson(response, 404, { detail: 'Not Found' });
@@ -106,6 +122,14 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     }
     const maxTokens = Math.min(completion.max_tokens ?? 16, maxModelLen - promptIds.length);
     if (maxTokens < 1) return error(response, 400, 'BadRequestError', `max_tokens must be at least 1, got ${maxTokens}. (parameter=max_tokens, value=${maxTokens})`);
+    // Scoring a prompt (prompt_logprobs, not streamed): each position's {"<id>": {logprob}}, as vLLM answers it.
+    if (!completion.stream && completion.prompt_logprobs !== null && completion.prompt_logprobs !== undefined) {
+      const scored = fakePromptLogprobs(weights, promptIds);
+      return sendJson(response, 200, {
+        id: requestId, object: 'text_completion', model,
+        choices: [{ index: 0, text: '', finish_reason: 'length', prompt_logprobs: scored.map((logprob, i) => (logprob === null ? null : { [String(promptIds[i])]: { logprob, rank: 1, decoded_token: '' } })) }],
+      });
+    }
     if (!completion.stream) return error(response, 400, 'BadRequestError', 'the fake only streams');
     const output = fakeOutput(promptIds, options.outputLength ?? 40, maxTokens, FAKE_VLLM_EOS);
     let shared = 0;
