@@ -61,6 +61,11 @@ const ENDPOINTS: [string, string][] = [
   ['list status=failed', '/runs/{run}?status=failed'],
   ['list qid=q1234', '/runs/{run}?qid=q1234'],
   ['list policyVersion=3', '/runs/{run}?policyVersion=3'],
+  ['list stale=1', '/runs/{run}?stale=1'],
+  ['list failed+wrong', '/runs/{run}?status=failed&verdict=wrong'],
+  ['list qidContains=Q12', '/runs/{run}?qidContains=Q12'],
+  ['list CSV verdict=wrong', '/runs/{run}/trajectories.csv?verdict=wrong'],
+  ['problems', '/runs/{run}/problems'],
   ['group page', '/groups/{group}'],
   ['trajectory page', '/trajectories/{trajectory}'],
   ['live', '/live'],
@@ -128,9 +133,10 @@ async function timeEndpoints(pool: pg.Pool): Promise<void> {
       if (flags.only && !name.includes(flags.only)) continue;
       const url = ui.url + template.replaceAll('{run}', encodeURIComponent(big)).replaceAll('{small}', encodeURIComponent(smallRun))
         .replaceAll('{group}', encodeURIComponent(group)).replaceAll('{trajectory}', encodeURIComponent(`${group}/3`));
-      const timing = { name, path: url.slice(ui.url.length), ...(await timeEndpoint(url, requests)) };
+      const timing = { name, path: url.slice(ui.url.length), ...(await timeEndpoint(url, requests)), load1: +os.loadavg()[0]!.toFixed(2) };
       results.push(timing);
-      log(`${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(0).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(0).padStart(6)} ms  max ${timing.maxMs.toFixed(0).padStart(6)} ms  ${timing.kb} KB  status ${timing.status}${timing.error ? ` ${timing.error}` : ''}`);
+      // The machine's 1-minute load beside each timing: the same page is slower on a machine others are using.
+      log(`${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(0).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(0).padStart(6)} ms  max ${timing.maxMs.toFixed(0).padStart(6)} ms  ${timing.kb} KB  load ${timing.load1.toFixed(1)}  status ${timing.status}${timing.error ? ` ${timing.error}` : ''}`);
     }
     // The counters alone (what every page and the poll read first), beside the endpoints that include them.
     const counters: [string, () => Promise<unknown>][] = [

@@ -32,13 +32,18 @@ const ORDER: Record<ProblemSort, string> = {
 };
 
 /**
- * A run's problems, sorted (one row per problem: a run's problem table is read whole, never its trajectories). The
- * cancelled samples are read from the run's failed rows alone (a partial index holds them: failures are few).
+ * A run's problems, sorted (one row per problem: a run's problem table is read whole, never its trajectories). Only a
+ * run with cancelled samples (its per-type failure counts say so) has them counted per problem, from its failed rows
+ * alone (a partial index holds them): a run without any reads no trajectory.
  */
 export async function runProblems(pool: pg.Pool, runId: string, sort: ProblemSort, direction: 'asc' | 'desc', qidContains?: string, limit = 500): Promise<{ problems: RunProblem[]; count: number }> {
+  const { rows: [cancelledRows] } = await pool.query<{ n: string | null }>(
+    'SELECT sum(trajectories) AS n FROM run_failure_counts WHERE run_id = $1 AND failure_type = ANY($2::text[])', [runId, CANCELLED_FAILURES]);
+  const anyCancelled = Number(cancelledRows?.n ?? 0) > 0;
   const { rows } = await pool.query(
     `WITH cancelled AS (
-       SELECT qid, count(*)::int AS n FROM trajectories WHERE run_id = $1 AND status = 'failed' AND failure_type = ANY($4::text[]) GROUP BY qid
+       SELECT qid, count(*)::int AS n FROM trajectories
+       WHERE $5 AND run_id = $1 AND status = 'failed' AND failure_type = ANY($4::text[]) GROUP BY qid
      ), problems AS (
        SELECT p.run_id, p.qid, p.samples - coalesce(c.n, 0) AS samples, p.failed - coalesce(c.n, 0) AS failed, coalesce(c.n, 0) AS cancelled,
               p.solved, p.return_sum
@@ -47,7 +52,7 @@ export async function runProblems(pool: pg.Pool, runId: string, sort: ProblemSor
      )
      SELECT *, count(*) OVER () AS total FROM problems
      ORDER BY ${ORDER[sort]} ${direction === 'desc' ? 'DESC' : 'ASC'} NULLS LAST, qid LIMIT $3`,
-    [runId, qidContains ?? null, limit, CANCELLED_FAILURES],
+    [runId, qidContains ?? null, limit, CANCELLED_FAILURES, anyCancelled],
   );
   return { problems: rows.map(problemOf), count: rows.length === 0 ? 0 : Number(rows[0].total) };
 }

@@ -193,6 +193,14 @@ async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promis
 }
 
 async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Conditions): Promise<ListTotal> {
+  if (onlyStale(filter)) {
+    // Every handed-out member is stored (groups are handed out once finished): the stale ones are the run's members
+    // over η at their latest hand-out, which migration 012's staleness counts give exactly (the run page's counter).
+    const { rows: [row] } = await pool.query<{ n: string }>(
+      `SELECT coalesce(sum(s.members), 0) AS n FROM run_staleness s JOIN rollout_runs r ON r.run_id = s.run_id
+       WHERE s.run_id = $1 AND s.staleness > r.max_head_offpolicyness`, [filter.runId]);
+    return { count: Number(row!.n), exact: true };
+  }
   if (where.countable) {
     const column = filter.status === 'failed' ? 'failed' : filter.status === 'completed' ? 'samples - failed' : 'samples';
     const { rows: [row] } = await pool.query<{ n: string }>(
@@ -214,6 +222,12 @@ async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Condi
     const { rows: [plan] } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, where.params);
     return { count: Math.round(plan!['QUERY PLAN'][0].Plan['Plan Rows']), exact: false, estimated: true };
   }
+}
+
+/** The list filtered by stale alone (with any order): its total is a count kept per run. */
+function onlyStale(filter: TrajectoryFilter): boolean {
+  return filter.stale === true && filter.qid === undefined && filter.qidContains === undefined && filter.status === undefined
+    && filter.failureType === undefined && filter.verdict === undefined && filter.policyVersion === undefined && !filter.truncated;
 }
 
 /** How long the bounded count may take before the planner's estimate replaces it. */
