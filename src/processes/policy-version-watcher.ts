@@ -194,7 +194,10 @@ export class PolicyVersionWatcher {
   private async restore(refusedVersion: number): Promise<void> {
     const previous = this.serving;
     try {
-      const untouched = previous.reference ? judgeProbe(previous.reference, await this.backend.scorePrompt(previous.reference.token_ids), this.bounds).proven : false;
+      // A server that cannot even score the probe (non-finite logprobs) surely needs the reload.
+      const untouched = previous.reference
+        ? await this.backend.scorePrompt(previous.reference.token_ids).then((scored) => judgeProbe(previous.reference!, scored, this.bounds).proven, () => false)
+        : false;
       if (!untouched) {
         await this.backend.updateWeights(previous.version, previous.weightsPath ?? undefined);
         if (previous.reference) await this.prove(previous);

@@ -11,6 +11,7 @@ import { runSettings, trainingRunIds } from '../store/run-settings.js';
 import { runDisagreements } from '../store/status-disagreements.js';
 import { problemAcrossRuns, runProblems, type ProblemSort } from '../store/run-problems.js';
 import { searchIds } from '../store/id-search.js';
+import { servedWeights, serversNow } from '../store/served-weights.js';
 import { listRunning, listTrajectories, type TrajectoryPage } from '../store/trajectory-search.js';
 import { loadTrajectoryView } from '../store/trajectory-view.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -23,6 +24,7 @@ import { parseListQuery, trajectoryList, trajectoryRows, type ListQuery, type Ru
 import { livePage } from './pages/live-page.js';
 import type { RunChartsPart } from './pages/run-charts.js';
 import { runPage, runsPage } from './pages/runs-page.js';
+import { servedWeightsSection } from './pages/served-weights.js';
 import { tokenPage } from './pages/token-page.js';
 import { trajectoryPage } from './pages/trajectory-page.js';
 import { loadTrajectoryDetails, trajectoryStamp } from './trajectory-details.js';
@@ -57,11 +59,11 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   });
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
-    const [{ counters, servers, verdicts }, charts, trajectories, disagreements, headline] = await Promise.all([
+    const [{ counters, servers, verdicts }, charts, trajectories, disagreements, headline, weightServers, weightLedger] = await Promise.all([
       runCountersAndServers(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
-      runHeadlineFacts(pool, runId),
+      runHeadlineFacts(pool, runId), serversNow(pool), servedWeights(pool, { limit: 20 }),
     ]);
-    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories, verdicts), disagreements, servers, headline));
+    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories, verdicts), disagreements, servers, headline, servedWeightsSection(weightServers, weightLedger)));
   });
   // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
   app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));
@@ -85,6 +87,8 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   // What the run page polls: `curves` and `training` hold the numbers (each point with its sample count), `charts` every
   // chart drawn from them; `?compare=<run>` overlays another run's curves and adds its numbers as `compare`; `batches`
   // the newest batches; `servers` turn affinity and the prefix cache (shares, null until something counts).
+  // Which weights each inference server serves now, and the served-weights ledger (ratchet policy status --json).
+  app.get('/api/weights', async (c) => c.json({ servers: await serversNow(pool), ledger: await servedWeights(pool, { limit: 200 }) }));
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
     const [{ counters, servers }, charts, batches] = await Promise.all([

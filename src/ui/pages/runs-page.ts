@@ -52,6 +52,7 @@ ${runs.length === 0 ? html`<p class="muted">No runs yet: submit with <code>ratch
 export function runPage(
   runId: string, counters: RunCounters, charts: RunChartsPart, trajectories: Html,
   disagreements: { count: number; latest: RecordedDisagreement[] }, servers: TurnServerRates, headline: RunHeadlineFacts,
+  weights: Html = html``,
 ): Html {
   const live = counters.running + counters.queued > 0;
   const body = html`<h1>Run <code>${runId}</code> ${live ? html`<span class="status running">live</span>` : ''}</h1>
@@ -59,6 +60,7 @@ ${runHeadline(headline, counters, charts.view.training)}
 <div class="counters">${COUNTERS.map((name) => html`<div class="counter" title="${COUNTER_DEFINITIONS[name] ?? ''}">${LABELS[name] ?? name}<b data-counter="${name}">${counterText(counters[name])}</b></div>`)}</div>
 <p class="muted" id="units">${UNITS_NOTE}</p>
 ${serverCounters(servers)}
+${weights}
 <p>Failed by type: <span id="failed-by-type">${failureText(counters.failedByType)}</span></p>
 ${disagreements.count > 0 ? html`<p class="flag" id="run-disagreements">Temporal and Postgres disagree on <b>${disagreements.count}</b> trajectories
  (found by the admission controller), latest: ${disagreements.latest.map((d) => html`<a href="${trajectoryHref(d.trajectoryId)}">${d.trajectoryId}</a>
