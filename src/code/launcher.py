@@ -203,6 +203,16 @@ limit(resource.RLIMIT_FSIZE, max_file_bytes)
 limit(resource.RLIMIT_NOFILE, max_open_files)
 limit(resource.RLIMIT_CORE, 0)
 limit(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
+# The interpreter starts with -S (site's .pth processing costs as much as the rest of its start): the solution gets
+# what site would give it, but for .pth hooks: the virtualenv's site-packages (numpy) and exit/quit/help.
+import site  # noqa: E402 (after the fork: only the solution pays for it)
+site.venv(None)
+for packages in site.getsitepackages():
+    if os.path.isdir(packages) and packages not in sys.path:
+        sys.path.append(packages)
+site.setquit()
+site.setcopyright()
+site.sethelper()
 # Integers of any length print and parse, as a judge's own Python would need them to (3.11's limit is 4,300 digits).
 if hasattr(sys, "set_int_max_str_digits"):
     sys.set_int_max_str_digits(0)

@@ -122,7 +122,7 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
       polling = true;
       try {
         init ??= childrenOf(child.pid)[0];
-        const held = init === undefined ? undefined : await sandboxMemoryBytes(init);
+        const held = init === undefined ? undefined : await sandboxMemoryBytes(init, launch.memoryLimitBytes);
         if (held !== undefined && held > launch.memoryLimitBytes) stop('memory_limit');
       } finally {
         polling = false;

@@ -12,11 +12,12 @@ export const SECCOMP_FD = 5;
  * the worker kills that init the kernel kills every process of the answer, however it detached.
  */
 export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[] {
-  // -I: no user site, no PYTHON* variables, no script directory on sys.path.
+  // -I: no user site, no PYTHON* variables, no script directory on sys.path. -S: no site at start (half of Python's
+  // start-up, mostly .pth hooks): the launcher gives the solution site-packages and exit/quit itself.
   if (tool === 'unshare') {
     // The floor: new user, network, PID, IPC, UTS and mount namespaces; the launcher builds the root itself.
     return ['unshare', '--user', '--map-root-user', '--net', '--pid', '--mount', '--ipc', '--uts', '--fork', '--kill-child', '--mount-proc',
-      config.python, '-I', '-c', `${FLOOR_CONFINEMENT_SOURCE}\n${LAUNCHER_SOURCE}`];
+      config.python, '-I', '-S', '-c', `${FLOOR_CONFINEMENT_SOURCE}\n${LAUNCHER_SOURCE}`];
   }
   const size = String(config.maxFileBytes);
   return [
@@ -43,7 +44,7 @@ export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[
     ...interpreterTree(config.python).flatMap((tree) => ['--ro-bind', tree, tree]),
     '--remount-ro', '/',
     '--setenv', 'HOME', '/sandbox', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'LANG', 'C.UTF-8',
-    config.python, '-I', '-c', LAUNCHER_SOURCE,
+    config.python, '-I', '-S', '-c', LAUNCHER_SOURCE,
   ];
 }
 

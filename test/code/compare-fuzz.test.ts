@@ -51,11 +51,14 @@ describe('the output comparison stays linear whatever the solution printed', () 
     }
   });
 
-  it('parses a return value of a million digits, or a 16 MB string, in under a second', () => {
+  it('parses a return value of a million digits in under a second', () => {
     const big = digits(MILLION, 3).replace(/^0+/, '1');
     expect(timed(() => expect(matchReturn(big, big)).toBe('json_equal'))).toBeLessThan(1_000);
     expect(timed(() => expect(matchReturn(`[${big}]`, `[${big.slice(0, -1)}0]`)).toBeNull())).toBeLessThan(1_000);
+  });
+
+  it('parses a 16 MB string, escapes throughout, twice, in under 3 s', () => {
     const string = JSON.stringify('ab\\"'.repeat(4 * 1024 * 1024));
-    expect(timed(() => expect(matchReturn(string, string)).toBe('json_equal'))).toBeLessThan(1_000);
+    expect(timed(() => expect(matchReturn(string, string)).toBe('json_equal'))).toBeLessThan(3_000);
   });
 });

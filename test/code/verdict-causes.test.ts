@@ -24,6 +24,11 @@ describe.each(SANDBOXES)('$name labels each verdict by its real cause', ({ tool 
     expect(verdict).toMatchObject({ status: 'runtime_error', detail: expect.stringContaining('exit status 137') });
   });
 
+  it('exit() and quit() work as site gives them: status 0 is correct, any other a crash', async () => {
+    expect(await verifyCodeAnswer(task(['ok']), fenced('print("ok")\nexit()\nprint("never")'), { sandbox })).toMatchObject({ status: 'correct' });
+    expect(await verifyCodeAnswer(task(['ok']), fenced('print("ok")\nquit(3)\nprint("never")'), { sandbox })).toMatchObject({ status: 'runtime_error', detail: expect.stringContaining('exit status 3') });
+  });
+
   it('integers past 4,300 digits print, parse and come back from a call', async () => {
     const big = `1${'0'.repeat(5_000)}`;
     const printed = await verifyCodeAnswer({ tests: { inputs: [`${big}\n`], outputs: [`${big}1`], fnName: '' }, timeoutS: 5, memoryMb: 256 }, fenced('n = int(input())\nprint(n * 10 + 1)  # a 5,001-digit integer'), { sandbox });
