@@ -34,9 +34,9 @@ export async function searchIds(pool: pg.Pool, text: string): Promise<IdSearchRe
     pool.query<{ run_id: string; samples: number }>('SELECT run_id, samples FROM run_problems WHERE qid = $1 ORDER BY samples DESC, run_id LIMIT $2', [text, LIMIT]),
     pool.query<{ run_id: string }>(
       `SELECT run_id FROM (SELECT run_id FROM rollout_runs UNION SELECT DISTINCT run_id FROM run_problems) runs
-       WHERE strpos(run_id, $1) > 0 ORDER BY run_id LIMIT $2`, [text, LIMIT]),
+       WHERE strpos(lower(run_id), lower($1)) > 0 ORDER BY run_id LIMIT $2`, [text, LIMIT]),
     pool.query<{ qid: string; run_id: string; runs: number }>(
-      `SELECT qid, min(run_id) AS run_id, count(*)::int AS runs FROM run_problems WHERE strpos(qid, $1) > 0 GROUP BY qid ORDER BY qid LIMIT $2`, [text, LIMIT]),
+      `SELECT qid, min(run_id) AS run_id, count(*)::int AS runs FROM run_problems WHERE strpos(lower(qid), lower($1)) > 0 GROUP BY qid ORDER BY qid LIMIT $2`, [text, LIMIT]),
   ]);
   return {
     trajectory: trajectory.rows.length > 0 ? text : null, group: group.rows.length > 0 ? text : null, run: run.rows.length > 0 ? text : null,

@@ -120,6 +120,10 @@ describe('the problems page', () => {
     const page = await text('/runs/problems/problems?qidContains=P1');
     expect(page).toMatch(/id="problem-count">1</);
     expect(page).toContain('data-qid="p1"');
+    // The search box too: problems and runs whose id contains the text, whatever its case.
+    const search = await text('/search?q=P1');
+    expect(search).toMatch(/id="qids-containing"[\s\S]*href="\/search\?q=p1"/);
+    expect(await text('/search?q=PROBLEM')).toMatch(/id="runs-containing"[\s\S]*href="\/runs\/problems"/);
   });
 });
 
