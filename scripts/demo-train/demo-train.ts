@@ -19,6 +19,7 @@ import { loadConfig } from '../../src/config.js';
 import { startLocalRuntime, type LocalRuntime } from '../../src/stack/local-runtime.js';
 import { freePort } from '../../src/stack/free-port.js';
 import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
+import { servedWeights } from '../../src/store/served-weights.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { startRatchetUi } from '../../src/ui/server.js';
 import { uiPort } from '../../src/ui/ui-port.js';
@@ -103,6 +104,10 @@ async function main(): Promise<number> {
   const events = await track(trainer);
   const done = events.at(-1)!;
   const rows = await checkRunRows(runtime.pool, tokenizer, runId);
+  const ledger = await servedWeights(runtime.pool);
+  const proofs = { proven: ledger.filter((row) => row.verdict === 'proven').length, other: ledger.filter((row) => row.verdict !== 'proven'),
+    worst: Math.max(0, ...ledger.map((row) => row.meanAbsDelta ?? 0)) };
+  for (const row of proofs.other) say(`    version ${row.version} ${row.verdict} on ${row.server}: ${row.errorType ?? ''} ${row.error ?? ''}`);
   for (const failure of rows.failures) say(`    invalid row ${failure}`);
   if (screenshots) {
     const runPage = `/runs/${encodeURIComponent(runId)}`;
@@ -116,9 +121,9 @@ async function main(): Promise<number> {
   }
   await stopAll();
   const minutes = (Date.now() - started) / 60_000;
-  say(summaryLine(done, rows, minutes));
+  say(`${summaryLine(done, rows, minutes)}; ${proofs.proven} versions proven on vLLM (probe mean |Δ| at most ${sci(proofs.worst)}), ${proofs.other.length} not`);
   const met = Number(done.reward_last_fifth) - Number(done.reward_first_fifth) >= 0.2 && Number(done.reloaded) >= 20
-    && done.parity_within_bounds === true && rows.valid === rows.rows && minutes <= 20;
+    && done.parity_within_bounds === true && rows.valid === rows.rows && minutes <= 20 && proofs.other.length === 0;
   return met ? 0 : 1;
 }
 

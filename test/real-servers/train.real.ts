@@ -7,6 +7,7 @@ import { checkRunRows } from '../../scripts/demo-train/run-rows.js';
 import { runTrainer, type TrainerEvent } from '../../scripts/demo-train/trainer-process.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { startVllm, stopStartedServers, type RunningVllm } from '../../src/stack/vllm-server.js';
+import { servedWeights } from '../../src/store/served-weights.js';
 
 // The short version of `npm run demo:train`: the PyTorch trainer of examples/train against a real vLLM, for a few
 // steps. What it proves is the loop, not the learning: each step's new version is written, published, and loaded
@@ -60,6 +61,15 @@ describe('the PyTorch trainer against a real vLLM', () => {
     expect(done.reloaded).toBeGreaterThanOrEqual(3);
     const generatedWith = new Set(steps.flatMap((s) => s.token_versions as number[]));
     expect([...generatedWith].filter((v) => v > 0).length).toBeGreaterThanOrEqual(2);
+
+    // Every version the server loaded was proven against the reference the trainer computed from its model in memory
+    // (a tied model: vLLM's own reload would serve it as a hybrid, see weights-proof.real.ts).
+    const ledger = await servedWeights(stack.pool);
+    expect(ledger.length).toBeGreaterThanOrEqual(3);
+    for (const row of ledger) {
+      expect(row.verdict, `version ${row.version}: ${row.errorType} ${row.error}`).toBe('proven');
+      expect(row.meanAbsDelta!).toBeLessThanOrEqual(0.02);
+    }
 
     const rows = await checkRunRows(stack.pool, stack.tokenizer, runId);
     expect(rows.failures).toEqual([]);
