@@ -120,7 +120,9 @@ describe('a tied model reloaded in place (real vLLM, float32)', () => {
       });
       const recomputed = await reference(V1, [...prompt, ...sampled]);
       const deltas = logprobs.map((logprob, i) => Math.abs(logprob - recomputed.logprobs[prompt.length + i]!));
-      expect(deltas.reduce((a, b) => a + b, 0) / deltas.length).toBeLessThan(0.02);
+      const mean = deltas.reduce((a, b) => a + b, 0) / deltas.length;
+      console.log(`held-out check after the reload: mean |Δ| ${mean.toExponential(2)}, max ${Math.max(...deltas).toExponential(2)} over ${deltas.length} tokens; probe ${row.meanAbsDelta} / ${row.maxAbsDelta}`);
+      expect(mean).toBeLessThan(0.02);
     } finally {
       await watcher.stop();
     }
