@@ -7,7 +7,6 @@
 # - under the `unshare` floor, builds the sandbox's root (`confine_floor`, defined before this source) and
 #   installs the seccomp filter (no_new_privs first), which bwrap has already installed otherwise;
 # - closes every descriptor it inherited beyond stdio and fd 4, whatever the worker's process held open;
-# - reads the test's input from stdin, whole;
 # - writes one byte on fd 4: the sandbox is ready, so a failure before it is the sandbox's;
 # - forks the solution, which gets fresh pipes as stdin, stdout and stderr (so that `open("/dev/stdin")` works as
 #   for any process), no other descriptor, its rlimits, and runs the code as a real `__main__` from
@@ -61,9 +60,6 @@ if seccomp:
     install_seccomp(bytes.fromhex(seccomp))
 # Nothing the worker's process held open (a dataset file, another pipe of the host, bwrap's filter) goes further.
 os.closerange(5, 2**31 - 1)
-received = bytearray()
-while chunk := os.read(0, 1 << 20):
-    received += chunk
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/1/mem or /proc/1/fd for the solution; it inherits 0, then sets 1
@@ -132,28 +128,36 @@ def relay(pid: int) -> bytes:
     targets = {stdout_r: 1, stderr_r: 2}
     for fd in targets:
         poller.register(fd, select.POLLIN)
-    pending = memoryview(bytes(received))
-    if pending:
-        os.set_blocking(stdin_w, False)
-        poller.register(stdin_w, select.POLLOUT)
-    else:
-        os.close(stdin_w)
+    # The input moves a chunk at a time, from the worker's socket to the solution's pipe once it has room: it is
+    # never held whole here, where it would count against the solution's memory.
+    os.set_blocking(stdin_w, False)
+    poller.register(0, select.POLLIN)
+    pending = memoryview(b"")
     while True:
         for fd, _ in poller.poll():
             if fd == 4:
                 os._exit(1)
             if fd == ended:
                 return ending(pid, targets)
-            if fd == stdin_w:
+            if fd == 0:
+                poller.unregister(0)
+                pending = memoryview(os.read(0, 1 << 16))
+                if pending:
+                    poller.register(stdin_w, select.POLLOUT)
+                else:
+                    os.close(stdin_w)  # the whole input is in: the solution reads its end
+            elif fd == stdin_w:
                 try:
-                    pending = pending[os.write(stdin_w, pending[: 1 << 16]):]
+                    pending = pending[os.write(stdin_w, pending):]
                 except BlockingIOError:
                     continue
                 except OSError:
-                    pending = pending[:0]  # the solution closed its stdin
+                    poller.unregister(stdin_w)  # the solution closed its stdin: the rest of the input has nowhere to go
+                    os.close(stdin_w)
+                    continue
                 if not pending:
                     poller.unregister(stdin_w)
-                    os.close(stdin_w)
+                    poller.register(0, select.POLLIN)
             elif not forward(fd, targets[fd]):
                 poller.unregister(fd)
 

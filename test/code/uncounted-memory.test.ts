@@ -45,6 +45,13 @@ print("ok")`;
     expect(verdict).toMatchObject({ status: 'runtime_error', detail: expect.stringContaining('memory limit') });
   });
 
+  it('streams a 60 MB input to a solution limited to 128 MB: the launcher never holds it whole', { timeout: 60_000 }, async () => {
+    const input = `${'7'.repeat(1023)}\n`.repeat(60 * 1024);
+    const code = 'import sys\ntotal = 0\nwhile chunk := sys.stdin.buffer.read(1 << 16):\n    total += len(chunk)\nprint(total)';
+    const verdict = await verifyCodeAnswer({ tests: { inputs: [input], outputs: [String(input.length)], fnName: '' }, timeoutS: 20, memoryMb: 128 }, fenced(code), { sandbox });
+    expect(verdict).toMatchObject({ status: 'correct' });
+  });
+
   it('counts what its tmpfs mounts hold', async () => {
     // 3 × 15 MB in /tmp, /sandbox and /dev/shm, with ~60 MB of its own, against 100 MB: over, while it waits.
     const code = `import time
