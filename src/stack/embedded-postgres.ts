@@ -141,8 +141,9 @@ async function postgresSystemUser(): Promise<{ uid: number; gid: number }> {
   try {
     return await ids();
   } catch {
-    await run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']).catch((error: Error) => {
-      throw new Error(`Postgres cannot run as root and no postgres user could be created: ${error.message}`);
+    // A Postgres starting beside this one (a scratch stack starts Temporal's and Ratchet's together) may have made it.
+    await run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']).catch(async (error: Error) => {
+      if (!(await ids().then(() => true, () => false))) throw new Error(`Postgres cannot run as root and no postgres user could be created: ${error.message}`);
     });
     return ids();
   }

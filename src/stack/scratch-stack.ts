@@ -47,10 +47,17 @@ export async function startScratchStack<T extends StartedTemporal = StartedTempo
   const teardown = new Teardown();
   teardown.add('scratch folder', () => rm(scratchDir, { recursive: true, force: true }));
   return teardown.guard(async () => {
-    const temporal = options.startTemporal ? await options.startTemporal(scratchDir) : await startDevServer() as T;
-    teardown.add('Temporal', () => temporal.stop());
-    const postgres = await startEmbeddedPostgresOnFreePort(scratchDir);
-    teardown.add('Postgres', () => postgres.stop());
+    // Side by side: each is a second or two of a process starting and waiting on its own files, apart.
+    const [temporalStart, postgresStart] = await Promise.allSettled([
+      options.startTemporal ? options.startTemporal(scratchDir) : startDevServer() as Promise<T>,
+      startEmbeddedPostgresOnFreePort(scratchDir),
+    ]);
+    if (temporalStart.status === 'fulfilled') teardown.add('Temporal', () => temporalStart.value.stop());
+    if (postgresStart.status === 'fulfilled') teardown.add('Postgres', () => postgresStart.value.stop());
+    if (temporalStart.status === 'rejected') throw temporalStart.reason;
+    if (postgresStart.status === 'rejected') throw postgresStart.reason;
+    const temporal = temporalStart.value;
+    const postgres = postgresStart.value;
     const at = { temporalAddress: temporal.address, databaseUrl: postgres.url };
     const connections = await connectStack(at, loopbackTemporal(temporal.address), teardown, { max: options.poolMax });
     return { ...at, ...connections, temporal, postgres, pids: { temporal: temporal.pid, postgres: postgres.pid }, teardown, stop: () => teardown.run() };
