@@ -16,7 +16,7 @@ import { listRunning, listTrajectories, type TrajectoryPage } from '../store/tra
 import { loadTrajectoryView } from '../store/trajectory-view.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { Asset } from './assets.js';
-import { groupHref, page, runHref, trajectoryHref } from './layout.js';
+import { embedded, groupHref, page, runHref, trajectoryHref } from './layout.js';
 import { groupPage } from './pages/group-page.js';
 import { PROBLEM_SORTS, problemsPage } from './pages/problems-page.js';
 import { onlyMatch, searchPage } from './pages/search-page.js';
@@ -141,13 +141,20 @@ async function missingRun(pool: pg.Pool, runId: string, compareQuery: string | u
   const missing = [runId, compare].filter((id): id is string => id !== undefined && !known.has(id));
   if (missing.length === 0) return undefined;
   const body = html`<h1>Not found</h1><p id="not-found">${notFoundText(runId, missing)}</p>
+${known.has(runId) ? '' : html`<p class="muted" id="awaiting">If a run of this name is submitted in the next ${AWAIT_RUN_MINUTES} minutes, this page opens it.</p>`}
 <p>${known.has(runId) ? html`<a href="${runHref(runId)}">run ${runId} alone</a> · ` : ''}<a href="/search?q=${encodeURIComponent(missing[0]!)}">search for ${missing[0]}</a> · <a href="/">every run</a></p>`;
-  return new Response(String(await page('Not found', body)), { status: 404, headers: { 'content-type': 'text/html; charset=UTF-8' } });
+  // A run id nothing was submitted under yet may be one about to be: the page opens the run if it appears within
+  // AWAIT_RUN_MINUTES, then stops asking (a misspelt id never polls for ever).
+  const script = known.has(runId) ? '' : `RatchetUI.awaitRun(${embedded(runId)}, ${AWAIT_RUN_MINUTES});`;
+  return new Response(String(await page('Not found', body, script)), { status: 404, headers: { 'content-type': 'text/html; charset=UTF-8' } });
 }
 
 function notFoundText(runId: string, missing: readonly string[]): string {
   return missing.map((id) => (id === runId ? `No run ${id}: nothing was submitted under this name.` : `No run ${id} to compare ${runId} with.`)).join(' ');
 }
+
+/** How long a run's 404 page waits for the run to appear before it stops asking. */
+const AWAIT_RUN_MINUTES = 10;
 
 async function runChartsPart(pool: pg.Pool, runId: string, compare: string | undefined): Promise<RunChartsPart> {
   const [view, settings, batches, runIds] = await Promise.all([

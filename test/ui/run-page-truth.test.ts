@@ -166,7 +166,10 @@ describe('the verdict filter', () => {
 describe('an id that names no run', () => {
   it('is a 404 saying what was not found, on the page, its parts and what it polls', async () => {
     await complete(db.pool, 'real/q/0', ['correct']);
-    expect(await text('/runs/rael', 404)).toContain('No run rael: nothing was submitted under this name.');
+    const missing = await text('/runs/rael', 404);
+    expect(missing).toContain('No run rael: nothing was submitted under this name.');
+    // It waits a bounded while for a run of that name to appear (one about to be submitted), then stops asking.
+    expect(missing).toContain('RatchetUI.awaitRun("rael", 10);');
     expect(await text('/runs/rael/problems', 404)).toContain('No run rael');
     expect(await text('/runs/rael/trajectories', 404)).toContain('No run rael');
     const polled = await app.request('/api/runs/rael');
@@ -176,6 +179,7 @@ describe('an id that names no run', () => {
     const compared = await text('/runs/real?compare=rael', 404);
     expect(compared).toContain('No run rael to compare real with.');
     expect(compared).toContain('href="/runs/real"');
+    expect(compared).not.toContain('awaitRun');
     expect((await app.request('/api/runs/real?compare=rael')).status).toBe(404);
     await text('/runs/real');
     await text('/runs/real?compare=tools');

@@ -111,13 +111,17 @@ describe('the Ratchet UI in a real browser over a real run', () => {
     expect(await page.$$eval('#group .advantage', (cells) => cells.length)).toBe(SAMPLES * TURNS);
   });
 
-  it('updates the run page while a run progresses', async () => {
-    await open('/runs/live');
-    expect(await text('[data-counter="completed"]')).toBe('0');
+  it('opens a run\'s page once something is submitted under its name, then updates it while the run progresses', async () => {
+    // Nothing submitted yet: a 404 that says so, and waits for the run to appear.
+    const response = await page.goto(`${ui.url}/runs/live`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(404);
+    expect(await text('#not-found')).toContain('No run live');
     const requests = trajectoryRequests('live', stack.problems.slice(4, 6), 2, { turns: 2 });
     await Promise.all(requests.map((request) => submitTrajectory(stack.client, request)));
     await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="completed"]')?.textContent === '4', { timeout: 60_000 });
-    expect(Number(await page.evaluate(() => (globalThis as any).document.body.dataset.refreshed))).toBeGreaterThan(0);
+    expect(page.url()).toBe(`${ui.url}/runs/live`);
+    // The opened run page keeps itself current by polling.
+    await page.waitForFunction(() => Number((globalThis as any).document.body.dataset.refreshed ?? 0) > 0, { timeout: 15_000 });
     expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].data[0].length)).toBe(2);
   });
 });

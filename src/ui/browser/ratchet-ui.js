@@ -234,6 +234,17 @@ window.RatchetUI = {
     if (Number.isInteger(value)) return String(value);
     return Math.abs(value) < 10 ? value.toPrecision(2) : value.toFixed(1);
   },
+  /** A run's 404 page: reloads into the run page once the run exists, asking for at most `minutes`, then stops. */
+  awaitRun(runId, minutes) {
+    const until = Date.now() + minutes * 60_000;
+    const tick = async () => {
+      const response = await fetch('/api/runs/' + encodeURIComponent(runId)).catch(() => null);
+      if (response && response.ok) return location.reload();
+      if (Date.now() < until) setTimeout(tick, 3000);
+      else document.getElementById('awaiting')?.remove();
+    };
+    setTimeout(tick, 3000);
+  },
   /** The poll's 404: its message at the top of the page, polling stopped. */
   notFound(body) {
     const note = document.createElement('p');
