@@ -94,14 +94,15 @@ def test_publishes_a_probe_reference_and_hears_each_servers_verdict(env: dict[st
             conn = client.database
             stored = await (await conn.execute("SELECT probe_reference FROM policy_versions WHERE version = %s", (version,))).fetchone()
             assert stored is not None and stored[0]["token_ids"] == list(range(8))
+            # The stack's GPU worker (the simulated policy, which has no weights to prove) records its own row too.
             with pytest.raises(TimeoutError):
-                await client.wait_for_weights(version, timeout_s=0.3)
+                await client.wait_for_weights(version, servers=5, timeout_s=0.3)
             await conn.execute("INSERT INTO served_weights (server, version, verdict) VALUES ('a', %s, 'proven')", (version,))
             await conn.execute(
                 "INSERT INTO served_weights (server, version, verdict, error_type, error) VALUES ('b', %s, 'refused', 'WeightsMismatch', 'off by 0.3')",
                 (version,))
             with pytest.raises(WeightsRefused, match="refused on b: WeightsMismatch: off by 0.3") as refused:
-                await client.wait_for_weights(version, servers=2, timeout_s=5)
+                await client.wait_for_weights(version, servers=5, timeout_s=5)
             assert [row["server"] for row in refused.value.rows] == ["b"]
 
     asyncio.run(main())

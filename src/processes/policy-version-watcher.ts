@@ -128,9 +128,9 @@ export class PolicyVersionWatcher {
    */
   private async withoutProof(target: PolicyVersion): Promise<string | undefined> {
     const refuse = (reason: string) => new WeightsRefused(target.version, this.backend.url, reason);
+    if (!(await this.backend.servesWeights())) return 'the simulated policy serves no weights to prove';
     if (target.referenceInvalid) throw refuse(`its probe reference is malformed (${target.referenceInvalid})`);
     if (target.reference) return undefined;
-    if (!(await this.backend.servesWeights())) return 'the simulated policy serves no weights to prove';
     if (target.weightsPath === null) return 'published without weights: the server reloaded its own directory';
     if (this.weightProof === 'optional') return 'published without a probe reference (RATCHET_WEIGHT_PROOF=optional)';
     throw refuse('published without a probe reference, so nothing can show the server serves it: publish with one '
