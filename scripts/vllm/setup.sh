@@ -58,6 +58,9 @@ if ! models_ready; then
   done
   # A third seed with a concentrated next-token distribution, for the parity check (see make_tiny_model.py).
   "$venv/bin/python" "$here/make_tiny_model.py" "$tokenizer" "$state/models/policy-peaked" 3 --peaked >"$state/models.log" 2>&1 || { cat "$state/models.log"; exit 1; }
+  # Its next version, another seed: an untied model reloaded in place (test/real-servers/parity.real.ts; the tied pair
+  # is policy-v0/-v1).
+  "$venv/bin/python" "$here/make_tiny_model.py" "$tokenizer" "$state/models/policy-peaked-v1" 4 --peaked >"$state/models.log" 2>&1 || { cat "$state/models.log"; exit 1; }
   echo "$models_wanted" > "$state/models.sha256"
 fi
 echo "vLLM environment ready: $venv (models in $state/models)"

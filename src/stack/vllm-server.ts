@@ -11,6 +11,8 @@ export const VLLM_PYTHON = path.join(VLLM_STATE, 'venv/bin/python');
 export const POLICY_MODELS = [0, 1].map((version) => path.join(VLLM_STATE, 'models', `policy-v${version}`));
 /** A tiny Qwen3 whose next-token distribution is concentrated, so temperature and top-p change logprobs by nats. */
 export const PEAKED_MODEL = path.join(VLLM_STATE, 'models', 'policy-peaked');
+/** The peaked model's next version (another seed, untied as it is): an untied checkpoint reloaded in place. */
+export const PEAKED_MODEL_V1 = path.join(VLLM_STATE, 'models', 'policy-peaked-v1');
 export const MAX_MODEL_LEN = 2048;
 /** `--worker-extension-cls` for Ratchet's checked reload (python/ratchet_rollouts/vllm_reload.py). */
 export const VLLM_WEIGHT_RELOAD_EXTENSION = 'ratchet_rollouts.vllm_reload.WeightReload';

@@ -12,7 +12,9 @@ import type { RolloutOptions } from '../../src/trajectory/options.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { describeParity, exportFile, exportFolder, runParity, samplingLabel, type ExportFormat } from './parity-command.js';
-import { PEAKED_MODEL, POLICY_MODELS, startVllm, stopStartedServers, VLLM_PYTHON, type RunningVllm } from '../../src/stack/vllm-server.js';
+import { judgeProbe } from '../../src/policy/weights-proof.js';
+import { PEAKED_MODEL, PEAKED_MODEL_V1, POLICY_MODELS, startVllm, stopStartedServers, VLLM_PYTHON, type RunningVllm } from '../../src/stack/vllm-server.js';
+import { publisherReference } from './publisher-reference.js';
 
 // The issue's bounds, in float32: what `ratchet-parity --max-mean 0.02 --max-p99 0.1` enforces.
 const BOUNDS = ['--max-mean', '0.02', '--max-p99', '0.1'];
@@ -99,5 +101,17 @@ describe('ratchet-parity against a real vLLM (peaked tiny Qwen3, float32)', () =
     const checked = JSON.parse(stdout) as { samplings: number; max_abs: number; mismatches: unknown[] };
     expect(checked.mismatches).toEqual([]);
     expect(checked.samplings).toBeGreaterThanOrEqual(9);
+  });
+
+  it('reloads an untied model in place to exactly the next version\'s weights, proven by the probe, and back (issue 33)', async () => {
+    const backend = new VllmBackend(vllm.url);
+    const [next, first] = await Promise.all([publisherReference(PEAKED_MODEL_V1, { dtype: 'float32' }), publisherReference(PEAKED_MODEL, { dtype: 'float32' })]);
+    expect(judgeProbe(next, await backend.scorePrompt(next.token_ids)).proven).toBe(false);
+    await backend.updateWeights(1, PEAKED_MODEL_V1);
+    const proof = judgeProbe(next, await backend.scorePrompt(next.token_ids));
+    console.log(`untied reload: ${JSON.stringify(proof)}`);
+    expect(proof.proven).toBe(true);
+    await backend.updateWeights(2, PEAKED_MODEL);
+    expect(judgeProbe(first, await backend.scorePrompt(first.token_ids)).proven).toBe(true);
   });
 });
