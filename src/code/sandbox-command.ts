@@ -7,9 +7,10 @@ import { interpreterTree } from './sandbox-job.js';
 export const SECCOMP_FD = 5;
 
 /**
- * The argv that starts one test's sandbox. Under either tool the launcher, then the solution, is the PID
- * namespace's init (bwrap's `--as-pid-1`; `unshare --fork`): no other process shares the sandbox, and when
- * the worker kills that init the kernel kills every process of the answer, however it detached.
+ * The argv that starts one test's sandbox. Under either tool the launcher is the PID namespace's init (bwrap's
+ * `--as-pid-1`; `unshare --fork`) and the solution its child: no other process shares the sandbox, and when
+ * the worker kills that init (or the launcher ends) the kernel kills every process of the answer, however it
+ * detached.
  */
 export function sandboxArgv(tool: IsolationTool, config: SandboxConfig): string[] {
   // -I: no user site, no PYTHON* variables, no script directory on sys.path. -S: no site at start (half of Python's

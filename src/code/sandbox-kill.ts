@@ -23,7 +23,7 @@ export function childrenOf(parent: number): number[] {
 }
 
 /**
- * Ends a sandbox for good. The tool's child is the PID namespace's init (the solution itself): killed from
+ * Ends a sandbox for good. The tool's child is the PID namespace's init (the launcher, the solution's parent): killed from
  * outside, it cannot ignore SIGKILL, and its death makes the kernel kill every process of the namespace,
  * whatever it did to its process group, session, parent-death signal or stdio. It is killed while the tool
  * still lives, so its pid cannot have been reused; then the tool's own process group goes.

@@ -51,8 +51,8 @@ const CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x1000
 
 /**
  * The names of the syscalls the filter refuses with EPERM; also clone with a namespace flag and
- * prctl(PR_SET_PDEATHSIG) (the solution is its namespace's init: it keeps the signal that ends it with the
- * tool's process). clone3 gets ENOSYS.
+ * prctl(PR_SET_PDEATHSIG) (no process of the answer chooses how it ends: the launcher, its namespace's init,
+ * ends them all with itself). clone3 gets ENOSYS.
  */
 export const DENIED_SYSCALLS: readonly string[] = DENIED.map(([name]) => name);
 
