@@ -16,7 +16,8 @@ python="${PYTHON:-python3}"
 
 env_wanted=$(cat "$here"/setup.sh "$here"/*.lock | sha256sum | cut -d' ' -f1)
 package_wanted=$(sha256sum python/pyproject.toml | cut -d' ' -f1)
-models_wanted=$(cat "$here"/make_tiny_model.py "$tokenizer"/tokenizer.json "$tokenizer"/tokenizer_config.json | sha256sum | cut -d' ' -f1)
+# setup.sh too: the list of models below is in it.
+models_wanted=$(cat "$here"/setup.sh "$here"/make_tiny_model.py "$tokenizer"/tokenizer.json "$tokenizer"/tokenizer_config.json | sha256sum | cut -d' ' -f1)
 env_ready() { [ "$(cat "$state/env.sha256" 2>/dev/null)" = "$env_wanted" ] && [ -x "$venv/bin/python" ]; }
 package_ready() { [ "$(cat "$state/package.sha256" 2>/dev/null)" = "$package_wanted" ]; }
 models_ready() { [ "$(cat "$state/models.sha256" 2>/dev/null)" = "$models_wanted" ]; }
