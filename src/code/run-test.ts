@@ -55,7 +55,9 @@ const END_RECORD = /^(exit|signal) (\d+) cpu ([\d.]+) cpu_limit ([01])\n$/;
 
 /**
  * Runs one test in a fresh sandbox: the job on fd 3, the test's input on stdin, the ready byte on fd 4 (and
- * bwrap's seccomp filter on fd 5), then the solution's stdout (bounded) and stderr (its tail). Resolves at the
+ * bwrap's seccomp filter on fd 5), then the solution's stdout (bounded) and stderr (its tail), and on fd 4 the
+ * launcher's line saying how the solution's process ended. The worker holding fd 4 open is the sandbox's
+ * lifeline: the launcher ends the sandbox when it hangs up. Resolves at the
  * deadline whatever the solution did to its stdio; past the deadline, the output limit or the memory limit
  * (summed over the sandbox's processes) the whole sandbox is killed. Throws `SandboxFailure` when the sandbox
  * cannot start or ends before it is ready.
