@@ -208,9 +208,13 @@ limit(resource.RLIMIT_NOFILE, max_open_files)
 limit(resource.RLIMIT_CORE, 0)
 limit(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
 # The interpreter starts with -S (site's .pth processing costs as much as the rest of its start): the solution gets
-# what site would give it, but for .pth hooks: the virtualenv's site-packages (numpy) and exit/quit/help.
+# what site would give it, but for .pth hooks: the virtualenv's site-packages (numpy) or the system's, and
+# exit/quit/help.
 import site  # noqa: E402 (after the fork: only the solution pays for it)
-site.venv(None)
+venv = os.path.dirname(os.path.dirname(sys.executable))
+if os.path.isfile(venv + "/pyvenv.cfg"):
+    sys.prefix = sys.exec_prefix = venv
+    site.PREFIXES = [venv]
 for packages in site.getsitepackages():
     if os.path.isdir(packages) and packages not in sys.path:
         sys.path.append(packages)

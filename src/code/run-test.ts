@@ -43,7 +43,7 @@ const DRAIN_MS = 1000;
  * How often the sandbox's memory is summed, from the ready byte on (asynchronously, one poll at a time): a burst
  * shorter than this can pass unseen, bounded then by RLIMIT_AS per process (docs/code-sandbox.md, "Memory").
  */
-const MEMORY_POLL_MS = 25;
+const MEMORY_POLL_MS = 50;
 /**
  * How much a freeze of the worker may lengthen a test past its limit, all freezes together: the running budget
  * does not count a freeze against the answer, and this caps what it may discount, so that nothing the solution
