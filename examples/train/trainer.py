@@ -53,7 +53,7 @@ def prepare(args: argparse.Namespace) -> None:
     no signal to start from)."""
     torch.manual_seed(args.seed)
     dataset = write_dataset(args.out / "problems.jsonl")
-    model = new_policy(args.seed)
+    model = new_policy(args.seed, tied=args.tied)
     report = warm_up(model, TOKENIZER_DIR, load_problems(dataset), steps=args.warmup_steps, seed=args.seed)
     save_policy(model, version_dir(args.out, 0), TOKENIZER_DIR)
     print(json.dumps({"event": "prepared", "model": str(version_dir(args.out, 0)), "dataset": str(dataset), **report}), flush=True)
@@ -204,6 +204,7 @@ def main() -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--warmup-steps", type=int, default=80)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--tied", action="store_true", help="tie the input and output embeddings, as Qwen3-0.6B to 4B do")
     t = commands.add_parser("train", help="train through Ratchet against the running stack and vLLM")
     t.add_argument("--models", type=Path, required=True, help="prepare's --out: v0000 is version 0; each new version is written beside it")
     t.add_argument("--dataset", type=Path, help="default: MODELS/problems.jsonl")

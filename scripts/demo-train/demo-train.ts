@@ -38,6 +38,8 @@ const { values: flags } = parseArgs({
     // The README's chart is docs/images/demo-train.png (`--chart docs/images/demo-train.png` refreshes it).
     chart: { type: 'string' },
     'keep-up': { type: 'boolean', default: false },
+    // Tied input and output embeddings (Qwen3-0.6B's shape): every reload proven against the trainer's reference.
+    tied: { type: 'boolean', default: false },
     screenshots: { type: 'string' },
   },
 });
@@ -64,7 +66,7 @@ async function main(): Promise<number> {
   if (!process.env.TEMPORAL_CLI_PATH && existsSync(localTemporalCliPath(config.stateDir))) process.env.TEMPORAL_CLI_PATH = localTemporalCliPath(config.stateDir);
 
   say('1/4 version 0: a new tiny Qwen3 (2 layers, the real Qwen3 vocabulary) and its warm-up on the answer format');
-  const prepared = (await track(runTrainer(['prepare', '--out', models, '--warmup-steps', flags['warmup-steps']], {}))).at(-1)!;
+  const prepared = (await track(runTrainer(['prepare', '--out', models, '--warmup-steps', flags['warmup-steps'], ...(flags.tied ? ['--tied'] : [])], {}))).at(-1)!;
   say(`    warm-up: ${prepared.warmup_steps} steps, loss ${prepared.warmup_loss === null ? '-' : num(prepared.warmup_loss, 3)}, first-turn accuracy ${num(prepared.warmup_greedy_accuracy, 2)} greedy, ${num(prepared.warmup_sampled_accuracy, 2)} sampled`);
 
   say('2/4 a real vLLM (CPU, float32, processed logprobs) serving version 0');
@@ -122,7 +124,9 @@ async function main(): Promise<number> {
   await stopAll();
   const minutes = (Date.now() - started) / 60_000;
   say(`${summaryLine(done, rows, minutes)}; ${proofs.proven} versions proven on vLLM (probe mean |Δ| at most ${sci(proofs.worst)}), ${proofs.other.length} not`);
-  const met = Number(done.reward_last_fifth) - Number(done.reward_first_fifth) >= 0.2 && Number(done.reloaded) >= 20
+  // A tied model does not learn the task in 40 steps yet (examples/train/README.md): it is run for its proofs.
+  const learned = flags.tied || Number(done.reward_last_fifth) - Number(done.reward_first_fifth) >= 0.2;
+  const met = learned && Number(done.reloaded) >= 20
     && done.parity_within_bounds === true && rows.valid === rows.rows && minutes <= 20 && proofs.other.length === 0;
   return met ? 0 : 1;
 }
