@@ -51,11 +51,10 @@ export class PolicyVersionWatcher {
   private readonly weightProof: WeightProofPolicy;
   private readonly bounds: { meanAbsDelta: number; maxAbsDelta: number };
 
-  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string, private readonly backend: InferenceBackend, options: PolicyVersionWatcherOptions | number = {}) {
-    const settings = typeof options === 'number' ? { pollMs: options } : options;
-    this.pollMs = settings.pollMs ?? 2_000;
-    this.weightProof = settings.weightProof ?? weightProofFromEnv();
-    this.bounds = settings.bounds ?? PROOF_BOUNDS;
+  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string, private readonly backend: InferenceBackend, options: PolicyVersionWatcherOptions = {}) {
+    this.pollMs = options.pollMs ?? 2_000;
+    this.weightProof = options.weightProof ?? weightProofFromEnv();
+    this.bounds = options.bounds ?? PROOF_BOUNDS;
   }
 
   /**

@@ -51,7 +51,7 @@ describe('a GPU worker\'s policy version watcher', () => {
     const tokenizer = await loadModelTokenizer();
     const config = { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 1e6, seed: 3 };
     let policy = await startSimulatedPolicy(tokenizer, new AnswerBook([]), config);
-    const watcher = new PolicyVersionWatcher(db.pool, db.url, new SglangBackend(policy.url), 100);
+    const watcher = new PolicyVersionWatcher(db.pool, db.url, new SglangBackend(policy.url), { pollMs: 100 });
     try {
       await watcher.start();
       const version = await publish();

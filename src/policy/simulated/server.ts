@@ -290,7 +290,7 @@ interface PromptPrefill {
 export { AnswerBook };
 
 /** A deterministic logprob per input position (the first null) for the simulated "weights" at `weightsPath`. */
-function scoredInput(weightsPath: string, ids: readonly number[]): (number | null)[] {
+export function scoredInput(weightsPath: string, ids: readonly number[]): (number | null)[] {
   let seed = 0;
   for (const char of weightsPath) seed = (seed * 31 + char.charCodeAt(0)) >>> 0;
   return ids.map((id, i) => (i === 0 ? null : -0.5 - (((seed ^ Math.imul(id, 2654435761) ^ Math.imul(i, 40503)) >>> 0) % 1000) / 100));

@@ -93,12 +93,5 @@ export function closedPort(): Promise<number> {
   });
 }
 
-/**
- * A fake server's answer to scoring a prompt: each position's logprob of its token, a function of the weights the
- * server holds (the checkpoint path it last loaded), so that a reload visibly changes what it serves.
- */
-export function fakePromptLogprobs(weights: string, ids: readonly number[]): (number | null)[] {
-  let seed = 0;
-  for (const char of weights) seed = (seed * 31 + char.charCodeAt(0)) >>> 0;
-  return ids.map((id, i) => (i === 0 ? null : -0.5 - (((seed ^ (id * 2654435761) ^ (i * 40503)) >>> 0) % 1000) / 100));
-}
+/** A fake server's prompt scores: the simulated policy's, a function of the checkpoint path it last loaded. */
+export { scoredInput as fakePromptLogprobs } from '../../../src/policy/simulated/server.js';
