@@ -24,7 +24,10 @@ async function main(args: string[]): Promise<void> {
     checkLogLevel();
     // Only worker processes export the SDK's metrics: another command in the same environment would take the port.
     const telemetry = wanted === 'worker' || wanted === 'dev' ? (await import('../metrics/sdk-metrics.js')).sdkTelemetryOptions() : undefined;
-    (await import('../logging.js')).installTemporalLogging(undefined, telemetry);
+    // Only `ratchet worker` leaves SIGINT and SIGTERM to the SDK (it shuts its workers down, then the process ends);
+    // every other command either handles them itself or ends on them: with the SDK's hooks a `run --submit-only`
+    // swallowed the first Ctrl-C and any `timeout` around it.
+    (await import('../logging.js')).installTemporalLogging(undefined, telemetry, wanted === 'worker' ? undefined : []);
   }
   await program.parseAsync(args, { from: 'user' });
 }

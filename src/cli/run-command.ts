@@ -8,6 +8,7 @@ import { trajectoryRequests } from '../client/submit.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { loadProblems, positiveInt, rolloutOptionsFrom, withEnvironment, withEnvironmentOptions, withRolloutOptions } from './shared-options.js';
 import type { JsonValue } from '../environments/environment.js';
+import { exitOnInterrupt } from './interrupt.js';
 
 export interface RunArguments {
   dataset: string;
@@ -54,6 +55,12 @@ export async function runAndReport(args: RunArguments): Promise<RunSummary> {
   const requests = trajectoryRequests(args.runName, problems, args.samples, args.options);
   process.stderr.write(`run ${args.runName}: ${requests.length} trajectories (${problems.length} problems × ${args.samples} samples)\n`);
   const runtime = await startLocalRuntime(config, { problems, workers: !args.submitOnly, headless: true });
+  // The first Ctrl-C or SIGTERM ends the run within seconds: what was submitted stays submitted (Temporal has it),
+  // and the same --run-name waits for it again instead of starting it twice.
+  const stopListening = exitOnInterrupt({
+    message: `what was submitted stays submitted${args.submitOnly ? ' and runs on the workers' : ''}; \`ratchet run --run-name ${args.runName}\` with the same dataset waits for it again`,
+    cleanup: () => runtime.stop(), boundMs: 10_000,
+  });
   try {
     const bar = new cliProgress.SingleBar({ format: 'trajectories [{bar}] {value}/{total} | {correct} correct first turns | {failed} failed', stream: process.stderr }, cliProgress.Presets.shades_classic);
     let correct = 0;
@@ -76,6 +83,7 @@ export async function runAndReport(args: RunArguments): Promise<RunSummary> {
     for (const result of results.filter((r) => r.status === 'failed').slice(0, 5)) process.stderr.write(`failed ${result.trajectoryId}: ${result.error}\n`);
     return summary;
   } finally {
+    stopListening();
     await runtime.stop();
   }
 }
