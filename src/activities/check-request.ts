@@ -1,4 +1,6 @@
-import { environmentNameOf, environmentSeed, environmentTaskQueue, type EnvironmentSet } from '../environments/environment-set.js';
+import { Context } from '@temporalio/activity';
+import { temporal } from '@temporalio/proto';
+import { environmentNameOf, environmentSeed, environmentTaskQueue, unknownEnvironment, type EnvironmentSet } from '../environments/environment-set.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { resolveTrajectoryTimeouts, type ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
@@ -15,6 +17,13 @@ export interface EnvironmentPlacement {
   taskQueue?: string;
   /** The episode's seed (from the trajectory id), for an environment on its own worker. */
   seed: number;
+  /** Its steps run code (or anything slow): they get the sandbox's deadline (release 6 reads it; release 5 went by the name). */
+  slowSteps?: boolean;
+  /**
+   * No CPU worker runs it and no worker has ever polled its task queue (Temporal keeps pollers of the last minutes):
+   * why, for the trajectory's `UnknownEnvironment` failure. Release 6 fails at once on it; release 5 waited.
+   */
+  unserved?: string;
 }
 
 export type CheckedRequest = { options: RolloutOptions; timeouts: ResolvedTrajectoryTimeouts; page?: string; environment?: EnvironmentPlacement } | { invalid: string };
@@ -27,8 +36,31 @@ export type CheckedRequest = { options: RolloutOptions; timeouts: ResolvedTrajec
  */
 export function checkRequestActivity(uiUrl: string | undefined, environments: EnvironmentSet) {
   return async function checkRequest(input: CheckRequestInput): Promise<CheckedRequest> {
-    return checkedRequest(input, uiUrl, environments);
+    const checked = checkedRequest(input, uiUrl, environments);
+    if ('invalid' in checked || checked.environment?.taskQueue === undefined) return checked;
+    const unserved = await unservedReason(checked.environment.name, checked.environment.taskQueue, environments);
+    return unserved === undefined ? checked : { ...checked, environment: { ...checked.environment, unserved } };
   };
+}
+
+/**
+ * Why nothing will ever take this environment's steps, or undefined when a worker polls (or recently polled) its
+ * task queue. A restarting worker still counts: Temporal lists pollers seen in the last minutes. When Temporal
+ * cannot be asked (no client in a test's activity environment), the environment counts as served.
+ */
+async function unservedReason(name: string, taskQueue: string, environments: EnvironmentSet): Promise<string | undefined> {
+  let context: Context;
+  try {
+    context = Context.current();
+    if (!context.client) return undefined;
+  } catch {
+    return undefined;
+  }
+  const { pollers } = await context.client.workflowService.describeTaskQueue({
+    namespace: context.info.workflowNamespace, taskQueue: { name: taskQueue },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+  });
+  return (pollers?.length ?? 0) > 0 ? undefined : unknownEnvironment(name, environments).message;
 }
 
 function checkedRequest(input: CheckRequestInput, uiUrl: string | undefined, environments: EnvironmentSet): CheckedRequest {
@@ -42,7 +74,8 @@ function checkedRequest(input: CheckRequestInput, uiUrl: string | undefined, env
     const page = uiUrl ? `${uiUrl.replace(/\/+$/, '')}/trajectories/${encodeURIComponent(request.trajectoryId)}` : undefined;
     const name = environmentNameOf(request);
     const seed = environmentSeed(request.trajectoryId);
-    const environment = environments.get(name) ? { name, seed } : { name, taskQueue: environmentTaskQueue(name), seed };
+    const local = environments.get(name);
+    const environment = local ? { name, seed, ...(local.slowSteps ? { slowSteps: true } : {}) } : { name, taskQueue: environmentTaskQueue(name), seed };
     return { options: resolveRolloutOptions(request.options), timeouts: resolveTrajectoryTimeouts(request.timeouts), ...(page ? { page } : {}), environment };
   } catch (error) {
     return { invalid: (error as Error).message };

@@ -1,17 +1,20 @@
 import { Context } from '@temporalio/activity';
 import type pg from 'pg';
 import type { CodeTask } from '../code/index.js';
+import type { EnvironmentBounds } from '../environments/bounds.js';
 import type { EnvironmentSet } from '../environments/environment-set.js';
-import { environmentNameOf } from '../environments/environment-set.js';
+import { environmentNameOf, unknownEnvironment } from '../environments/environment-set.js';
 import type { JsonValue, StepResult } from '../environments/environment.js';
 import { checkStepResult } from '../environments/step-result.js';
 import { observationRenderer, type ObservationRenderer } from '../tokens/feedback-renderer.js';
 import { feedbackText } from '../tokens/math-prompt.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { verdictSucceeded } from '../trajectory/turn.js';
 import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type EnvironmentStepRecord, type StoredJudgement } from '../store/turn-store.js';
 import { loadStoredOutcome } from '../store/stored-outcome.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import type { AnswerExtraction } from '../verifier/index.js';
+import { boundedEnvironmentCall } from './environment-call.js';
 import { environmentTask, type EnvironmentTaskInput } from './environment-task.js';
 import { classified, storedAsFailed } from './failures.js';
 import { throwIfVerifierFailed, type TurnToJudge } from './judge-answer.js';
@@ -30,6 +33,8 @@ export interface EnvironmentStepInput extends TurnToJudge, Partial<Omit<Environm
   state?: JsonValue;
   /** A step its own worker already took (an environment served on its own task queue): checked, tokenized and kept here. */
   taken?: unknown;
+  /** Release 6: the attempts and deadline the environment's own code runs under (absent: unbounded, as release 5 ran it). */
+  bounds?: EnvironmentBounds;
 }
 
 export interface EnvironmentStepResult {
@@ -71,7 +76,8 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
       const step = await takeStep(environments, input, answerText, turn.outputIds);
       const feedback = render(step.observations, input.outputHadEos);
       const record: EnvironmentStepRecord = {
-        observations: step.observations, reward: step.reward, done: step.done, info: step.info ?? {}, ...(step.state === undefined ? {} : { state: step.state }),
+        observations: step.observations, reward: step.reward, success: step.success, done: step.done, info: step.info ?? {},
+        ...(step.state === undefined ? {} : { state: step.state }),
       };
       const verdict = { answerText, extracted: step.predicted ?? null, status: step.verdict, ...(step.detail === undefined ? {} : { detail: step.detail }) };
       const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, verdict, feedback, record);
@@ -86,11 +92,12 @@ async function takeStep(environments: EnvironmentSet, input: EnvironmentStepInpu
   if (input.taken !== undefined) return checkStepResult(input.taken, 'step');
   const name = environmentNameOf(input);
   const environment = environments.get(name);
-  if (!environment) throw new ContextMismatch(`no environment "${name}" on this worker (it runs ${environments.names().join(', ')})`);
+  if (!environment) throw unknownEnvironment(name, environments);
   const action = {
     turn: input.turn, text, tokenIds, finishReason: input.finishReason ?? (input.outputHadEos ? 'stop' : 'length'), attempt: Context.current().info.attempt,
   } as const;
-  return checkStepResult(await environment.step(environmentTask(input), action, input.state), `${name} step`);
+  const answer = await boundedEnvironmentCall(`${name} step of turn ${input.turn}`, input.bounds, () => environment.step(environmentTask(input), action, input.state));
+  return checkStepResult(answer, `${name} step`);
 }
 
 /** The step's answer from the judgement kept in the turn's working row (this run's or an earlier one's). */
@@ -111,12 +118,16 @@ async function storedStep(pool: pg.Pool, input: EnvironmentStepInput, render: Ob
   const { turn } = stored;
   const observations = turn.environmentStep?.observations ?? seedFeedback(turn.success);
   const feedbackLen = turn.feedbackLen ?? render(observations, input.outputHadEos).ids.length;
-  return resultOf(turn.verdict, turn.extracted, turn.answerText, feedbackLen, turn.environmentStep);
+  // The stored row's success is the one the trainer reads: the answer agrees with it.
+  return { ...resultOf(turn.verdict, turn.extracted, turn.answerText, feedbackLen, turn.environmentStep), success: turn.success };
 }
 
-/** Turns judged before environments kept no step: their observation was the seed's feedback, their reward ±1. */
+/**
+ * Turns judged before environments kept no step: their observation was the seed's feedback, their reward ±1. The
+ * success is the environment's own (release 6 keeps it with the step); steps kept before that succeeded by their verdict.
+ */
 function resultOf(status: string, predicted: string | null, answerText: string, feedbackLen: number, step: EnvironmentStepRecord | undefined): EnvironmentStepResult {
-  const success = status === 'correct';
+  const success = step?.success ?? verdictSucceeded(status);
   return {
     status, success, predicted, answerTail: answerText.slice(-400), feedbackLen,
     reward: step?.reward ?? (success ? 1 : -1), done: step?.done ?? false, ...(step?.state === undefined ? {} : { state: step.state as JsonValue }),

@@ -34,6 +34,11 @@ export interface GenerateInput {
    * so that it claims (and resumes from) their checkpoint and fences them off.
    */
   attemptBase?: number;
+  /**
+   * Release 6: another turn of this trajectory may follow (false on its last allowed turn), so a server need keep
+   * nothing for it once this one ends. Absent from earlier releases: unknown.
+   */
+  moreTurns?: boolean;
 }
 
 export interface GenerateResult {

@@ -1,12 +1,14 @@
 import type pg from 'pg';
-import type { EnvironmentSet } from '../environments/environment-set.js';
+import type { EnvironmentBounds } from '../environments/bounds.js';
+import { unknownEnvironment, type EnvironmentSet } from '../environments/environment-set.js';
 import type { JsonValue } from '../environments/environment.js';
 import { checkStart } from '../environments/step-result.js';
 import { promptIds, startIds } from '../tokens/conversation-tokens.js';
 import { codePromptIds } from '../tokens/code-prompt.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
-import { ContextMismatch, savePrompt } from '../store/turn-store.js';
+import { savePrompt } from '../store/turn-store.js';
 import { loadStoredOutcome } from '../store/stored-outcome.js';
+import { boundedEnvironmentCall } from './environment-call.js';
 import { environmentTask, type EnvironmentTaskInput } from './environment-task.js';
 import { classified, storedAsFailed } from './failures.js';
 
@@ -19,6 +21,8 @@ export interface TokenizePromptInput extends Partial<Omit<EnvironmentTaskInput, 
   environment?: string;
   /** Release 5: the episode's start as its own worker gave it (an environment served on its own task queue). */
   started?: unknown;
+  /** Release 6: the attempts and deadline the environment's reset runs under (absent: unbounded, as release 5 ran it). */
+  bounds?: EnvironmentBounds;
 }
 
 export interface TokenizedPrompt {
@@ -57,8 +61,9 @@ export function tokenizePromptActivity(pool: pg.Pool, tokenizer: ModelTokenizer,
   async function localReset(input: TokenizePromptInput) {
     const name = input.environment!;
     const environment = environments.get(name);
-    if (!environment) throw new ContextMismatch(`no environment "${name}" on this worker (it runs ${environments.names().join(', ')})`);
-    const { code, ...task } = input;
-    return checkStart(await environment.reset(environmentTask({ ...task, ...(typeof code === 'object' ? { code } : {}), gold: input.gold ?? [] })), `${name} reset`);
+    if (!environment) throw unknownEnvironment(name, environments);
+    const { code, bounds, ...task } = input;
+    const episode = environmentTask({ ...task, ...(typeof code === 'object' ? { code } : {}), gold: input.gold ?? [] });
+    return checkStart(await boundedEnvironmentCall(`${name} reset`, bounds, () => environment.reset(episode)), `${name} reset`);
   }
 }

@@ -1,7 +1,8 @@
 import type { CodeSandboxPool } from '../code/index.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { codeEnvironment } from './code-environment.js';
-import type { Environment } from './environment.js';
+import { EnvironmentFailure, type Environment } from './environment.js';
+import { FailureType } from '../trajectory/failure.js';
 import { mathEnvironment } from './math-environment.js';
 import { mathPythonToolEnvironment } from './math-python-tool.js';
 
@@ -48,4 +49,12 @@ export class EnvironmentSet {
 /** The built-in environments on this worker's verifier and sandbox pools, then the user's (a user's may not reuse a built-in name). */
 export function workerEnvironments(deps: { verifier: VerifierPool; sandbox: CodeSandboxPool }, own: readonly Environment[] = []): EnvironmentSet {
   return new EnvironmentSet([mathEnvironment(deps.verifier), codeEnvironment(deps.sandbox), mathPythonToolEnvironment(deps), ...own]);
+}
+
+/** A request names an environment this worker does not run and no environment worker serves: typed, data (a typo, most often). */
+export function unknownEnvironment(name: string, environments: EnvironmentSet, served = ''): EnvironmentFailure {
+  return new EnvironmentFailure(
+    `no environment "${name}": the CPU workers run ${environments.names().join(', ')}, and no worker has polled its task queue ${environmentTaskQueue(name)}${served}`,
+    'data', { failureType: FailureType.UnknownEnvironment },
+  );
 }

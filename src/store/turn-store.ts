@@ -133,6 +133,8 @@ export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, tur
 export interface EnvironmentStepRecord {
   observations: { role: string; content: string }[];
   reward: number;
+  /** The environment's own success (release 6); absent in steps kept before it, which succeeded by their verdict. */
+  success?: boolean;
   done: boolean;
   info: Record<string, unknown>;
   /** What the next step starts from (JSON; absent when the environment keeps none). */

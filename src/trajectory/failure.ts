@@ -19,6 +19,10 @@ export const FailureType = {
   RawLogprobsServer: 'RawLogprobsServer',
   /** An environment's step failed for a reason of its own making (a bug, a service it needs is down), or kept failing. */
   EnvironmentError: 'EnvironmentError',
+  /** An environment's reset or step did not answer within `environmentStepSeconds`, on every attempt it was given. */
+  EnvironmentTimeout: 'EnvironmentTimeout',
+  /** The environment's own worker (Python's `ratchet-env serve`) stopped answering: its heartbeats stopped on every attempt. */
+  EnvironmentWorkerLost: 'EnvironmentWorkerLost',
   // data
   InvalidRequest: 'InvalidRequest',
   InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -35,6 +39,8 @@ export const FailureType = {
   VerifierTimeout: 'VerifierTimeout',
   /** The environment says this task or this answer cannot be stepped as it is. */
   EnvironmentDataError: 'EnvironmentDataError',
+  /** The request names an environment no CPU worker runs and no environment worker has ever served (a typo, most often). */
+  UnknownEnvironment: 'UnknownEnvironment',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
@@ -43,7 +49,8 @@ export type FailureClass = 'infrastructure' | 'data';
 const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
   FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
-  FailureType.WorkflowClosed, FailureType.RawLogprobsServer, FailureType.EnvironmentError,
+  FailureType.WorkflowClosed, FailureType.RawLogprobsServer, FailureType.EnvironmentError, FailureType.EnvironmentTimeout,
+  FailureType.EnvironmentWorkerLost,
 ]);
 
 /**

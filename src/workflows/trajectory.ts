@@ -3,41 +3,31 @@ import {
   setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import type { CpuActivities, GpuActivities } from '../activities/index.js';
+import type { CpuActivities } from '../activities/index.js';
 import type { PersistFailureResult } from '../activities/persist.js';
 import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { returnsToGo, shapeEnvironmentReward, shapeReward } from '../trajectory/rewards.js';
 import { samplingOf } from '../trajectory/sampling.js';
-import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajectory/turn.js';
+import type { EndReason, TurnRecord } from '../trajectory/turn.js';
 import { FailureType, type TrajectoryFailure } from '../trajectory/failure.js';
 import type { TrajectoryIdentity } from '../trajectory/identity.js';
-import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
-import { episodeEnvironment } from './episode-environment.js';
-import { turnGenerator } from './turn-affinity.js';
+import { Presets } from './activity-presets.js';
+import { episodeOf, type EpisodeRelease } from './episode.js';
 import { awaitAdmission, type QueuedContinuation, type RecheckSchedule } from './admission-gate.js';
 import { Patch } from './releases/patches.js';
 import { POLICY_VERSION, QID, STATUS, SUCCESSES, TURN } from '../temporal/search-attributes.js';
 import { trajectoryFailure } from './trajectory-failure.js';
 import { stateQuery, type TrajectoryRequest, type TrajectoryResult, type TrajectoryState } from './trajectory-state.js';
 
-const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
-
-// The CPU steps (milliseconds each; a verifier check has a 3 s budget) run as local activities: in the worker
-// that runs this workflow, recorded as one marker event each, with no task queue round trip. What cannot succeed
-// fails typed and non-retryable; a lost connection is retried for as long as it takes. Every step is idempotent,
-// so running one again after a crash is harmless.
-const cpu = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '20s', retry });
-// A finished trajectory is never given up: persisting retries until Postgres takes it (or rejects it for good).
-const store = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '30s', retry });
-// A code answer runs its tests in a sandbox: up to a minute for all of them (RATCHET_CODE_ANSWER_TIMEOUT_S).
-const sandboxed = proxyLocalActivities<CpuActivities>({ startToCloseTimeout: '120s', retry });
-// Recording a failure is a regular activity: it must happen even while the workflow is being cancelled.
-const failures = proxyActivities<CpuActivities>({ taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '30s', retry });
+const cpu = proxyLocalActivities<CpuActivities>(Presets.cpuStep);
+const store = proxyLocalActivities<CpuActivities>(Presets.store);
+const failures = proxyActivities<CpuActivities>(Presets.failureRecord);
 
 /**
  * One trajectory: an episode of up to N turns in its environment (math, code, a tool or a game), each turn generated
- * on the GPU queue and answered by the environment with observations and a reward.
+ * on the GPU queue and answered by the environment with observations and a reward. How the episode starts, generates
+ * and steps is chosen once, when the run starts (src/workflows/episode.ts); the loop below has one path.
  * `continued` is set when a queued trajectory continued as new to keep its history short.
  */
 export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
@@ -52,22 +42,12 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const { options, timeouts } = checked;
   // Options an earlier release resolved hold only the temperature; the seed's values fill the rest.
   const sampling = samplingOf(options);
-  // Release 5: each turn after the first goes to the server that generated the one before (src/workflows/turn-affinity.ts).
-  const affinity = patched(Patch.TurnAffinity);
-  const onServer = affinity && options.turnAffinity !== false ? turnGenerator(timeouts) : undefined;
-  let previousQueue: string | undefined;
-  // Generation is long and runs on the GPU queue; the heartbeat timeout is how fast a dead GPU worker is noticed.
-  const gpu = proxyActivities<GpuActivities>({
-    taskQueue: GPU_TASK_QUEUE,
-    startToCloseTimeout: `${timeouts.generateStartToCloseSeconds}s`,
-    heartbeatTimeout: `${timeouts.generateHeartbeatSeconds}s`,
-    retry: { ...retry, maximumAttempts: 20 },
-  });
-  // Release 5: the episode runs in the environment the request names (checked once, at the run's start).
-  const environment = patched(Patch.Environments) && checked.environment ? episodeEnvironment(request, checked.environment, options, timeouts) : undefined;
+  const release = releaseOf(options);
+  const episode = episodeOf({ request, options, timeouts, environment: checked.environment }, release);
+  // Release 5 names the environment on the row and keeps its reward with each turn.
+  const environment = release.environments ? checked.environment?.name : undefined;
   const identity = {
-    trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout,
-    ...(environment ? { environment: checked.environment!.name } : {}),
+    trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout, ...(environment ? { environment } : {}),
   };
   const turns: TurnRecord[] = [];
   const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
@@ -92,27 +72,21 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       state.phase = 'tokenizing';
       upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
     }
-    let { promptLen: contextLen, state: environmentState } = environment
-      ? await environment.start()
-      : await cpu.tokenizePrompt({ trajectoryId: request.trajectoryId, problem: request.problem, code: request.code !== undefined });
+    let { promptLen: contextLen, state: environmentState } = await episode.start();
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       // `temperature` too: a GPU worker of an earlier release reads only that.
-      const generateInput = {
+      const output = await episode.generate({
         trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling,
-      };
-      const output = onServer ? await onServer(generateInput, previousQueue) : await gpu.generate(generateInput);
-      previousQueue = output.affinityQueue;
+        moreTurns: turn + 1 < options.turns,
+      });
       if (output.contextExhausted) {
         if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, FailureType.ContextExhausted);
         endReason = 'context_exhausted';
         break;
       }
       state.phase = 'verifying';
-      const step = environment ? await environment.step(turn, output.finishReason, environmentState) : await (request.code ? sandboxed : cpu).environmentStep({
-        trajectoryId: request.trajectoryId, turn, gold: request.gold, outputHadEos: !stoppedWithoutEos(output.finishReason),
-        extraction: options.answerExtraction, ...(request.code ? { code: request.code } : {}),
-      });
+      const step = await episode.step(turn, output.finishReason, environmentState);
       environmentState = step.state;
       turns.push({
         turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen,
@@ -122,7 +96,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
 
       Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
       reportProgress(header, turns, options.turns);
-      if (environment && step.done) {
+      if (step.done) {
         endReason = 'done';
         break;
       }
@@ -196,6 +170,16 @@ async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], 
 function failedTrajectory(trajectoryId: string, turn: number, turns: TurnRecord[], failure: TrajectoryFailure): ApplicationFailure {
   return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} failed at turn ${turn}: ${failure.message}`, 'TrajectoryFailed',
     { turns, failureType: failure.failureType, failureClass: failure.failureClass });
+}
+
+/**
+ * The run's release, decided once at its start: each `patched` id is recorded by the run that first calls it, so a
+ * run started by an earlier release keeps that release's parts to its end. Releases 1–2 returned above.
+ */
+function releaseOf(options: RolloutOptions): EpisodeRelease {
+  const affinity = patched(Patch.TurnAffinity);
+  const environments = patched(Patch.Environments);
+  return { environments, affinity: affinity && options.turnAffinity !== false, boundedEnvironments: environments && patched(Patch.BoundedEnvironments) };
 }
 
 function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule {

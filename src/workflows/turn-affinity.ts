@@ -4,8 +4,7 @@ import type { GpuActivities } from '../activities/index.js';
 import type { GenerateInput, GenerateResult } from '../activities/generate.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { GPU_TASK_QUEUE } from '../task-queues.js';
-
-const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 } as const;
+import { Presets } from './activity-presets.js';
 
 /**
  * A fallback turn's attempts count from here: above the one attempt the turn's own-queue activity makes, so the
@@ -14,7 +13,7 @@ const retry = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '
 export const FALLBACK_ATTEMPT_BASE = 100;
 
 /** Generates one turn, on the server that generated the trajectory's previous turn when it can. */
-export type GenerateTurn = (input: GenerateInput, previousQueue: string | undefined) => Promise<GenerateResult>;
+export type GenerateTurn = (input: GenerateInput) => Promise<GenerateResult>;
 
 /**
  * Turn affinity (release 5). A turn after the first is sent to the task queue of the server that generated the one
@@ -25,22 +24,23 @@ export type GenerateTurn = (input: GenerateInput, previousQueue: string | undefi
  * dead attempt's checkpoint, so a lost server costs one heartbeat timeout, or the fallback time between turns.
  */
 export function turnGenerator(timeouts: Partial<ResolvedTrajectoryTimeouts> & Pick<ResolvedTrajectoryTimeouts, 'generateStartToCloseSeconds' | 'generateHeartbeatSeconds'>): GenerateTurn {
-  const activityTimeouts = {
-    startToCloseTimeout: `${timeouts.generateStartToCloseSeconds}s`, heartbeatTimeout: `${timeouts.generateHeartbeatSeconds}s`, retry,
-  } as const;
-  const shared = proxyActivities<GpuActivities>({ ...activityTimeouts, taskQueue: GPU_TASK_QUEUE });
-  const fallbackSeconds = timeouts.affinityFallbackSeconds ?? 2;
-  return async (input, previousQueue) => {
+  const shared = proxyActivities<GpuActivities>(Presets.generation(timeouts));
+  // The queue of the server that answered the trajectory's last turn.
+  let previousQueue: string | undefined;
+  const onServer = async (input: GenerateInput): Promise<GenerateResult> => {
     if (previousQueue === undefined || previousQueue === GPU_TASK_QUEUE) return shared.generate(input);
-    const own = proxyActivities<GpuActivities>({
-      ...activityTimeouts, taskQueue: previousQueue, scheduleToStartTimeout: `${fallbackSeconds}s`, retry: { ...retry, maximumAttempts: 1 },
-    });
+    const own = proxyActivities<GpuActivities>(Presets.ownServerGeneration(timeouts, previousQueue));
     try {
       return await own.generate(input);
     } catch (error) {
       if (!retriedElsewhere(error)) throw error;
       return shared.generate({ ...input, attemptBase: FALLBACK_ATTEMPT_BASE });
     }
+  };
+  return async (input) => {
+    const output = await onServer(input);
+    previousQueue = output.affinityQueue;
+    return output;
   };
 }
 

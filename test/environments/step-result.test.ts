@@ -23,6 +23,15 @@ describe('what an environment may answer', () => {
     [{ ...good, info: [1] }, /step\.info must be an object/],
     [{ ...good, predicted: 3 }, /step\.predicted must be a string or null/],
     [null, /step must be an object/],
+    // Release 6: what would not come back from history as itself, or would swell it, is refused by name and size.
+    [{ ...good, state: { n: 1n } }, /step\.state\.n is a bigint, not a JSON value/],
+    [{ ...good, state: { at: new Date(0) } }, /step\.state\.at is a Date, not a plain JSON object/],
+    [{ ...good, state: { f: () => 1 } }, /step\.state\.f is a function/],
+    [{ ...good, state: { n: Number.POSITIVE_INFINITY } }, /step\.state\.n is Infinity, which JSON cannot hold/],
+    [{ ...good, state: (() => { const cycle: Record<string, unknown> = {}; cycle.self = cycle; return cycle; })() }, /step\.state\.self refers back to itself/],
+    [{ ...good, state: { board: 'x'.repeat(70_000) } }, /step\.state is 70\d{3} bytes of JSON, over the 65536 a state may hold/],
+    [{ ...good, info: { at: new Map() } }, /step\.info\.at is a Map/],
+    [{ ...good, observations: [{ role: 'tool', content: 'x'.repeat(5_000_000) }] }, /step\.observations hold 5000000 characters, over the 524288 a step may add/],
   ])('refuses a malformed step, naming the field (%#)', (value, message) => {
     let thrown: unknown;
     try {
@@ -30,10 +39,10 @@ describe('what an environment may answer', () => {
     } catch (error) {
       thrown = error;
     }
-    // The environment's bug, never a reward: not retried (the same code answers the same), typed infrastructure.
+    // The environment's bug, never a reward: deterministic (the same code answers the same), so data, not retried.
     expect(thrown).toBeInstanceOf(EnvironmentFailure);
     expect((thrown as EnvironmentFailure).message).toMatch(message);
-    expect(thrown).toMatchObject({ failureClass: 'infrastructure', failureType: 'EnvironmentError', retryable: false });
+    expect(thrown).toMatchObject({ failureClass: 'data', failureType: 'EnvironmentDataError', retryable: false });
   });
 
   it('starts from at least one message, or a rendered prompt', () => {

@@ -6,7 +6,8 @@ import { Patch } from './patches.js';
  * entry; every file and function named exists).
  *
  * Releases are counted by the workflow: 1 grouped admission, 2 request schema + admission back-off, 3 local steps,
- * 4 stored outcome, 5 environments + turn affinity (frozen in test/deploy/workflow-releases/r1-…/r5-…).
+ * 4 stored outcome, 5 environments + turn affinity, 6 bounded environments and the episode built from parts
+ * (frozen in test/deploy/workflow-releases/r1-…/r5-…).
  */
 export interface CompatibilityMeasure {
   /** The patch id in `Patch`, or a name for a measure kept without a patch (an activity's input, a heartbeat). */
@@ -84,7 +85,7 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
     introducedIn: 5,
     keepsWorking: 'runs started by releases 3-4: the math or code loop of the seed, judged by success alone (no environment, no `done`, rewards from success)',
     keepsAlive: [
-      'src/workflows/trajectory.ts: trajectory, the tokenizePrompt and environmentStep calls without an environment (`environment` undefined)',
+      'src/workflows/episode.ts: seedSteps, the tokenizePrompt and environmentStep calls without an environment',
       'src/workflows/trajectory.ts: shapedRewards, shapeReward for turns recorded without a reward',
       'src/activities/tokenize-prompt.ts: firstTokens, the math or code prompt when no environment is named',
       'src/activities/environment-step.ts: resultOf, the seed feedback and ±1 reward of turns judged without an environment step',
@@ -96,8 +97,20 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
     patch: true,
     introducedIn: 5,
     keepsWorking: 'runs started by releases 3-4: every turn on the shared GPU queue',
-    keepsAlive: ['src/workflows/trajectory.ts: trajectory, `gpu.generate` on the shared queue when not patched'],
+    keepsAlive: ['src/workflows/episode.ts: sharedGenerator, every turn on the shared queue when not patched'],
     dropWhen: `${noRunStartedBefore(5)}; ${PATCH_REMOVAL}`,
+  },
+  {
+    id: Patch.BoundedEnvironments,
+    patch: true,
+    introducedIn: 6,
+    keepsWorking: 'runs started by release 5: environment code unbounded (retried without end in-process, five attempts of 300 s on its own worker), a timeout typed WorkerLost, an unserved environment waited on',
+    keepsAlive: [
+      'src/workflows/episode.ts: inProcessSteps, the cpu or sandboxed steps when `bounds` is undefined',
+      'src/workflows/activity-presets.ts: remoteEnvironmentRelease5',
+      'src/activities/environment-call.ts: boundedEnvironmentCall, the unbounded call when `bounds` is undefined',
+    ],
+    dropWhen: `${noRunStartedBefore(6)}; ${PATCH_REMOVAL}`,
   },
   {
     id: 'token-heartbeats',

@@ -40,4 +40,11 @@ export const Patch = {
    * `affinityFallbackSeconds`. Checked once per run, at its start. Release 5.
    */
   TurnAffinity: 'turn-affinity',
+  /**
+   * Every environment's code bounded and typed the same way, whatever its language: five attempts of
+   * `environmentStepSeconds` each (in-process code bounded by the step activity itself), timeouts typed
+   * `EnvironmentTimeout` / `EnvironmentWorkerLost`, and an environment nothing serves failing at once as
+   * `UnknownEnvironment`. Checked once per run, at its start. Release 6.
+   */
+  BoundedEnvironments: 'bounded-environments',
 } as const;
