@@ -3,6 +3,7 @@ import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
 import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
 import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
 import { SERVED_WEIGHTS_SQL } from './served-weights-sql.js';
+import { TRAJECTORY_FILTERS_SQL } from './trajectory-filters-sql.js';
 import { TRAJECTORY_SEARCH_SQL } from './trajectory-search-sql.js';
 import { TURN_SERVERS_SQL } from './turn-servers-sql.js';
 
@@ -337,6 +338,9 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   { id: '015_turn_servers', sql: TURN_SERVERS_SQL },
   // The publisher's probe reference per version, and the served-weights ledger (src/store/served-weights-sql.ts).
   { id: '016_served_weights', sql: SERVED_WEIGHTS_SQL },
+  // The trajectory list's stale, failed-with-a-verdict and ✓-then-✗ filters from tables and an index kept by the database, and
+  // per-problem turn-1 passes (src/store/trajectory-filters-sql.ts).
+  { id: '017_trajectory_filters', sql: TRAJECTORY_FILTERS_SQL },
 ];
 
 /**

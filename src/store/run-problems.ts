@@ -14,21 +14,26 @@ export interface RunProblem {
   /** Failed samples, cancelled ones left out. */
   failed: number;
   cancelled: number;
+  /** Samples with some turn correct. */
   solved: number;
-  /** solved / samples; null when every sample was cancelled. */
+  /** Samples whose first turn was correct (migration 017; 0 for samples stored before it on a database migrated since). */
+  firstSolved: number;
+  /** solved / samples: correct at any turn; null when every sample was cancelled. */
   passRate: number | null;
+  /** firstSolved / samples: correct at turn 1; null when every sample was cancelled. */
+  firstPassRate: number | null;
   /** Mean R₀ over the samples (a failed one counts 0); null when every sample was cancelled. */
   meanReturn: number | null;
 }
 
-export type ProblemSort = 'qid' | 'samples' | 'passRate' | 'meanReturn' | 'failed';
+export type ProblemSort = 'qid' | 'samples' | 'firstPassRate' | 'passRate' | 'meanReturn' | 'failed';
 
 /** Failure types that mean "not attempted": the sample was cancelled, not failed by the model or the machine. */
 export const CANCELLED_FAILURES: readonly string[] = [FailureType.Cancelled, FailureType.GroupCancelled];
 
 const ORDER: Record<ProblemSort, string> = {
   qid: 'qid', samples: 'samples', failed: 'failed',
-  passRate: 'solved::float8 / nullif(samples, 0)', meanReturn: 'return_sum / nullif(samples, 0)',
+  passRate: 'solved::float8 / nullif(samples, 0)', firstPassRate: 'first_solved::float8 / nullif(samples, 0)', meanReturn: 'return_sum / nullif(samples, 0)',
 };
 
 /**
@@ -46,7 +51,7 @@ export async function runProblems(pool: pg.Pool, runId: string, sort: ProblemSor
        WHERE $5 AND run_id = $1 AND status = 'failed' AND failure_type = ANY($4::text[]) GROUP BY qid
      ), problems AS (
        SELECT p.run_id, p.qid, p.samples - coalesce(c.n, 0) AS samples, p.failed - coalesce(c.n, 0) AS failed, coalesce(c.n, 0) AS cancelled,
-              p.solved, p.return_sum
+              p.solved, p.first_solved, p.return_sum
        FROM run_problems p LEFT JOIN cancelled c ON c.qid = p.qid
        WHERE p.run_id = $1 AND ($2::text IS NULL OR strpos(lower(p.qid), lower($2)) > 0)
      )
@@ -60,7 +65,7 @@ export async function runProblems(pool: pg.Pool, runId: string, sort: ProblemSor
 /** Every run that holds this problem (exact qid), most samples first; cancelled samples counted apart, as above. */
 export async function problemAcrossRuns(pool: pg.Pool, qid: string): Promise<RunProblem[]> {
   const { rows } = await pool.query(
-    `SELECT p.run_id, p.qid, p.samples - c.n AS samples, p.failed - c.n AS failed, c.n AS cancelled, p.solved, p.return_sum
+    `SELECT p.run_id, p.qid, p.samples - c.n AS samples, p.failed - c.n AS failed, c.n AS cancelled, p.solved, p.first_solved, p.return_sum
      FROM run_problems p CROSS JOIN LATERAL (
        SELECT count(*)::int AS n FROM trajectories t WHERE t.run_id = p.run_id AND t.qid = p.qid AND t.status = 'failed' AND t.failure_type = ANY($2::text[])) c
      WHERE p.qid = $1 ORDER BY samples DESC, p.run_id LIMIT 200`, [qid, CANCELLED_FAILURES]);
@@ -69,7 +74,7 @@ export async function problemAcrossRuns(pool: pg.Pool, qid: string): Promise<Run
 
 function problemOf(row: Record<string, any>): RunProblem {
   return {
-    runId: row.run_id, qid: row.qid, samples: row.samples, failed: row.failed, cancelled: row.cancelled, solved: row.solved,
-    passRate: row.samples > 0 ? row.solved / row.samples : null, meanReturn: row.samples > 0 ? row.return_sum / row.samples : null,
+    runId: row.run_id, qid: row.qid, samples: row.samples, failed: row.failed, cancelled: row.cancelled, solved: row.solved, firstSolved: row.first_solved,
+    passRate: row.samples > 0 ? row.solved / row.samples : null, firstPassRate: row.samples > 0 ? row.first_solved / row.samples : null, meanReturn: row.samples > 0 ? row.return_sum / row.samples : null,
   };
 }

@@ -20,6 +20,8 @@ export interface TrajectoryFilter {
   stale?: boolean;
   /** Some turn was cut off by the length limit (ended without EOS: seq_no_eos_mask). */
   truncated?: boolean;
+  /** ✓ then ✗: a turn correct, then a later turn not correct (wrong, no answer, timeout…). */
+  correctThenWrong?: boolean;
 }
 
 export interface TrajectoryOrder {
@@ -73,19 +75,27 @@ export async function listTrajectories(pool: pg.Pool, filter: TrajectoryFilter, 
   const where = await storedConditions(pool, filter);
   const cursor = decodeCursor(after, order.sort);
   const params = [...where.params];
-  let condition = where.sql;
+  // Stale, newest (or oldest) first: walk the run's stale trajectories in finish order (migration 017) and read
+  // only those rows, instead of walking the whole run and probing each row's member.
+  const staleWalk = filter.stale === true && order.sort === 'finished';
+  let condition = staleWalk ? where.sql : withStale(where);
+  const direction = order.direction === 'desc' ? 'DESC' : 'ASC';
   if (cursor) {
     params.push(cursor.value, cursor.trajectoryId);
-    condition += ` AND ((${key.sql}), trajectory_id) ${order.direction === 'desc' ? '<' : '>'} ($${params.length - 1}::${key.type}, $${params.length})`;
+    const keyed = staleWalk ? '(s.finished_at, s.trajectory_id)' : `((${key.sql}), trajectory_id)`;
+    condition += ` AND ${keyed} ${order.direction === 'desc' ? '<' : '>'} ($${params.length - 1}::${key.type}, $${params.length})`;
   }
   params.push(pageSize + 1);
-  const direction = order.direction === 'desc' ? 'DESC' : 'ASC';
+  const source = staleWalk
+    ? `(SELECT t.* FROM run_stale_trajectories s JOIN trajectories t ON t.trajectory_id = s.trajectory_id WHERE s.run_id = $1 AND ${condition}
+        ORDER BY s.finished_at ${direction}, s.trajectory_id ${direction} LIMIT $${params.length}) t`
+    : where.fenced ? `(SELECT * FROM trajectories t WHERE ${condition} OFFSET 0) t` : `trajectories t WHERE ${condition}`;
   const [{ rows }, total] = await Promise.all([
     pool.query(
       `WITH page AS (
          SELECT trajectory_id, qid, status, num_turns, ${SORT_KEYS.successes.sql} AS successes, rewards[1] AS reward, failure_type, output_tokens,
                 finished_at, seq_no_eos_mask, (${key.sql}) AS sort_key
-         FROM ${where.fenced ? `(SELECT * FROM trajectories t WHERE ${condition} OFFSET 0) t` : `trajectories t WHERE ${condition}`}
+         FROM ${source}
          ORDER BY (${key.sql}) ${direction}, trajectory_id ${direction} LIMIT $${params.length}
        )
        SELECT p.*, sort_key::text AS sort_value,
@@ -130,9 +140,11 @@ export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit
        SELECT * FROM running
        WHERE ($2::text IS NULL OR qid = $2) AND ($3::text IS NULL OR strpos(lower(qid), lower($3)) > 0) AND ($4::text IS NULL OR $4 = ANY(verdicts))
          AND ($5::int IS NULL OR $5 = ANY(versions)) AND (NOT $6 OR true = ANY(truncated))
+         AND (NOT $8 OR coalesce(array_position(verdicts, 'correct') < (SELECT max(i) FROM generate_subscripts(verdicts, 1) i WHERE verdicts[i] NOT IN ('correct', '')), false))
      )
      SELECT *, count(*) OVER () AS total FROM matching ORDER BY created_at DESC, trajectory_id LIMIT $7`,
-    [filter.runId, filter.qid ?? null, filter.qidContains ?? null, filter.verdict ?? null, filter.policyVersion ?? null, filter.truncated ?? false, limit],
+    [filter.runId, filter.qid ?? null, filter.qidContains ?? null, filter.verdict ?? null, filter.policyVersion ?? null, filter.truncated ?? false, limit,
+      filter.correctThenWrong ?? false],
   );
   return {
     count: rows.length === 0 ? 0 : Number(rows[0].total),
@@ -156,9 +168,17 @@ interface Conditions {
   qids: string[] | null;
   /**
    * Filter first, then sort what matched (OFFSET 0 keeps the planner from walking the sort index instead): a policy
-   * version's rows lie together deep in a newest-first scan, so the sort index would read most of the run to find them.
+   * version's rows lie together deep in a newest-first scan, so the sort index would read most of the run to find them;
+   * a failed trajectory's verdict is looked up in its own small table (migration 017), then sorted.
    */
   fenced: boolean;
+  /** Only stale trajectories: `sql` leaves that condition out (withStale adds it), a walk of the stale table needs none. */
+  stale: boolean;
+}
+
+/** The WHERE clause with the stale condition, where the filter asks for it: the trajectory is in the run's stale list. */
+function withStale(where: Conditions): string {
+  return where.stale ? `${where.sql} AND EXISTS (SELECT 1 FROM run_stale_trajectories s WHERE s.trajectory_id = t.trajectory_id)` : where.sql;
 }
 
 async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promise<Conditions> {
@@ -180,16 +200,22 @@ async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promis
     add((n) => `t.qid = ANY(${n}::text[])`, containing);
   }
   if (filter.status) add((n) => `t.status = ${n}`, filter.status);
-  const countable = !filter.failureType && !filter.verdict && filter.policyVersion === undefined && !filter.stale && !filter.truncated;
+  const countable = !filter.failureType && !filter.verdict && filter.policyVersion === undefined && !filter.stale && !filter.truncated && !filter.correctThenWrong;
   if (filter.failureType) add((n) => `t.failure_type = ${n}`, filter.failureType);
-  if (filter.verdict) {
+  // A failed trajectory's judged turns are in turn_texts only, and migration 017 keeps their verdicts by run: the
+  // failed rows with this verdict are found there directly, not by probing every failed row of the run.
+  const failedVerdict = filter.verdict !== undefined && filter.status === 'failed';
+  if (failedVerdict) {
+    add((n) => `t.trajectory_id IN (SELECT f.trajectory_id FROM failed_turn_verdicts f WHERE f.run_id = $1 AND f.verdict = ${n})`, filter.verdict);
+  } else if (filter.verdict) {
     add((n) => `(EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = t.trajectory_id AND r.verdict = ${n})
       OR EXISTS (SELECT 1 FROM turn_texts x WHERE x.trajectory_id = t.trajectory_id AND x.verdict = ${n}))`, filter.verdict);
   }
   if (filter.policyVersion !== undefined) add((n) => `t.version_end @> ARRAY[${n}::int]`, filter.policyVersion);
-  if (filter.stale) parts.push('EXISTS (SELECT 1 FROM rollout_members m WHERE m.trajectory_id = t.trajectory_id AND m.stale)');
   if (filter.truncated) parts.push('true = ANY(t.seq_no_eos_mask)');
-  return { sql: parts.join(' AND '), params, countable, qids, fenced: filter.policyVersion !== undefined };
+  // The very expression of migration 017's partial index, so the planner reads that index.
+  if (filter.correctThenWrong) parts.push('ratchet_correct_then_wrong(t.successes)');
+  return { sql: parts.join(' AND '), params, countable, qids, fenced: filter.policyVersion !== undefined || failedVerdict, stale: filter.stale === true };
 }
 
 async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Conditions): Promise<ListTotal> {
@@ -207,7 +233,9 @@ async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Condi
       `SELECT coalesce(sum(${column}), 0) AS n FROM run_problems WHERE run_id = $1 AND ($2::text[] IS NULL OR qid = ANY($2))`, [filter.runId, where.qids]);
     return { count: Number(row!.n), exact: true };
   }
-  const sql = `SELECT 1 FROM trajectories t WHERE ${where.sql}`;
+  const sql = where.stale
+    ? `SELECT 1 FROM run_stale_trajectories s JOIN trajectories t ON t.trajectory_id = s.trajectory_id WHERE s.run_id = $1 AND ${where.sql}`
+    : `SELECT 1 FROM trajectories t WHERE ${where.sql}`;
   try {
     // Bounded twice: at COUNT_LIMIT matches, and in time (a rare filter over a million rows finds few matches
     // in many rows); past the time the planner's estimate stands in, and says it is one.
@@ -227,7 +255,7 @@ async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Condi
 /** The list filtered by stale alone (with any order): its total is a count kept per run. */
 function onlyStale(filter: TrajectoryFilter): boolean {
   return filter.stale === true && filter.qid === undefined && filter.qidContains === undefined && filter.status === undefined
-    && filter.failureType === undefined && filter.verdict === undefined && filter.policyVersion === undefined && !filter.truncated;
+    && filter.failureType === undefined && filter.verdict === undefined && filter.policyVersion === undefined && !filter.truncated && !filter.correctThenWrong;
 }
 
 /** How long the bounded count may take before the planner's estimate replaces it. */

@@ -14,6 +14,7 @@ import { searchIds } from '../store/id-search.js';
 import { servedWeights, serversNow } from '../store/served-weights.js';
 import { listRunning, listTrajectories, type TrajectoryPage } from '../store/trajectory-search.js';
 import { loadTrajectoryView } from '../store/trajectory-view.js';
+import { rewardsByVersion } from '../store/version-rewards.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { Asset } from './assets.js';
 import { embedded, groupHref, page, runHref, trajectoryHref } from './layout.js';
@@ -81,8 +82,8 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
     const sort = (PROBLEM_SORTS as readonly string[]).includes(c.req.query('sort') ?? '') ? c.req.query('sort') as ProblemSort : 'passRate';
     const direction = c.req.query('dir') === 'asc' ? 'asc' : 'desc';
     const qidContains = c.req.query('qidContains') || undefined;
-    const { problems, count } = await runProblems(pool, runId, sort, direction, qidContains);
-    return c.html(problemsPage(runId, problems, count, sort, direction, qidContains));
+    const [{ problems, count }, byVersion] = await Promise.all([runProblems(pool, runId, sort, direction, qidContains), rewardsByVersion(pool, runId)]);
+    return c.html(problemsPage(runId, problems, count, sort, direction, qidContains, byVersion));
   });
   // What the run page polls: `curves` and `training` hold the numbers (each point with its sample count), `charts` every
   // chart drawn from them; `?compare=<run>` overlays another run's curves and adds its numbers as `compare`; `batches`

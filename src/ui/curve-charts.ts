@@ -20,16 +20,16 @@ export function curveCharts(curves: RunCurves, byVersion: readonly VersionReward
   const line = (i: number) => ({ colour: MEASURED[i % MEASURED.length]! });
   return [
     chart({ id: 'chart-by-turn', title: 'success rate by turn', xLabel: 'turn', yLabel: 'success', discrete: true, yRange: [0, 1],
-      x: curves.byTurn.map((p) => p.turn + 1), series: ['success'], y: [curves.byTurn.map((p) => p.successRate)], counts: [curves.byTurn.map((p) => p.samples)] }, none),
+      x: curves.byTurn.map((p) => p.turn + 1), series: ['success'], y: [curves.byTurn.map((p) => p.successRate)], counts: [curves.byTurn.map((p) => p.samples)], wilson: true }, none),
     chart({ id: 'chart-over-time', title: 'success over time', xLabel: '', yLabel: 'success', time: true, yRange: [0, 1], x: seconds,
-      series: ['first turn', 'any turn'], y: [time.map((p) => p.firstTurnSuccess), time.map((p) => p.anySuccess)], counts: [samples, samples] }, none),
+      series: ['first turn', 'any turn'], y: [time.map((p) => p.firstTurnSuccess), time.map((p) => p.anySuccess)], counts: [samples, samples], wilson: true }, none),
     chart({ id: 'chart-reward-over-time', title: 'reward and return over time', xLabel: '', yLabel: 'reward', time: true, x: seconds,
       series: ['mean reward per turn r̄', 'mean return R₀'], y: [time.map((p) => p.meanReward), time.map((p) => p.meanReturn)], counts: [samples, samples] }, none),
     chart({ id: 'chart-by-version', title: 'success per turn by policy version', xLabel: 'policy version of the turn’s last token', yLabel: 'success',
       discrete: true, yRange: [0, 1], x: versions, series: turns.map((t) => `turn ${t + 1}`),
       // Null where no turn of that index ended under that version.
       y: turns.map((t) => versions.map((v) => at(v, t)?.successRate ?? null)), counts: turns.map((t) => versions.map((v) => at(v, t)?.samples ?? 0)),
-      styles: turns.map((_, i) => line(i)) }, none),
+      styles: turns.map((_, i) => line(i)), wilson: true }, none),
     histogram('chart-lengths', 'output length per turn', 'tokens', 'turns', curves.outputLengths.map((b) => [b.from, b.to, b.turns]), none),
     chart({ id: 'chart-length-over-time', title: 'output length over time', xLabel: '', yLabel: 'tokens per trajectory', time: true, yFromZero: true, x: seconds,
       series: ['mean output tokens'], y: [time.map((p) => p.meanOutputTokens)], counts: [samples] }, none),
@@ -42,11 +42,11 @@ export function curveCharts(curves: RunCurves, byVersion: readonly VersionReward
       yLabel: 'share of turns', discrete: true, yRange: [0, 1], x: byVersion.map((v) => v.version), series: ['truncated (no EOS)'],
       y: [byVersion.map((v) => v.truncatedShare)], counts: [byVersion.map((v) => v.trajectories)] }, none),
     chart({ id: 'chart-no-signal-over-time', title: 'groups with no training signal', xLabel: '', yLabel: 'share of groups', time: true, yRange: [0, 1],
-      x: seconds, series: ['every sample the same R₀'], y: [time.map((p) => p.noSignalShare)], counts: [groupSamples] },
+      x: seconds, series: ['every sample the same R₀'], y: [time.map((p) => p.noSignalShare)], counts: [groupSamples], wilson: true },
     time.some((p) => p.groups > 0) ? '' : noGroups),
     chart({ id: 'chart-no-signal-by-version', title: 'groups with no training signal, by policy version', xLabel: 'oldest first-token version in the group',
       yLabel: 'share of groups', discrete: true, yRange: [0, 1], x: curves.groupsByVersion.map((g) => g.version), series: ['every sample the same R₀'],
-      y: [curves.groupsByVersion.map((g) => g.noSignalShare)], counts: [curves.groupsByVersion.map((g) => g.groups)] }, noGroups),
+      y: [curves.groupsByVersion.map((g) => g.noSignalShare)], counts: [curves.groupsByVersion.map((g) => g.groups)], wilson: true }, noGroups),
     histogram('chart-advantages', 'group-relative advantage R₀ − group mean (not / std)', 'advantage', 'samples',
       curves.advantages.map((b) => [b.from, b.to, b.samples]), noGroups),
     stalenessHistogram(curves.staleness, eta),
@@ -72,13 +72,19 @@ function stalenessHistogram(bins: RunCurves['staleness'], eta: number | null): C
 
 const sum = (bins: RunCurves['staleness']) => bins.reduce((total, b) => total + b.members, 0);
 
-type Draft = Omit<ChartSpec, 'styles' | 'fewBelow'> & { styles?: ChartSpec['styles'] };
+/** `wilson`: every series is a rate of its counts (successes of trajectories, groups of groups): shaded with its interval. */
+type Draft = Omit<ChartSpec, 'styles' | 'fewBelow'> & { styles?: ChartSpec['styles']; wilson?: boolean };
+
+/** Named in the title of every chart that shades it. */
+export const BAND_NOTE = 'shaded: Wilson 95% interval';
 
 /** A chart, or what is missing instead of it: `empty` also when no point has a value (no phantom axes). */
 function chart(draft: Draft, empty: string): ChartSpec {
   const drawn = draft.x.length > 0 && draft.y.some((values) => values.some((v) => v !== null));
+  const { wilson, ...spec } = draft;
+  const styles = (draft.styles ?? draft.series.map((_, i) => ({ colour: MEASURED[i]! }))).map((style) => (wilson ? { ...style, band: 'wilson' as const } : style));
   return {
-    ...draft, styles: draft.styles ?? draft.series.map((_, i) => ({ colour: MEASURED[i]! })), fewBelow: FEW_SAMPLES,
+    ...spec, title: wilson && drawn ? `${draft.title} · ${BAND_NOTE}` : draft.title, styles, fewBelow: FEW_SAMPLES,
     ...(drawn ? {} : { empty: empty || 'nothing to draw yet' }),
   };
 }

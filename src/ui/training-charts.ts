@@ -38,7 +38,8 @@ export interface ChartSpec {
   empty?: string;
 }
 
-export interface ChartStyle { colour: string; dash?: number[]; bars?: boolean }
+/** `band: 'wilson'`: a rate drawn with its Wilson 95% interval shaded around it, from the samples each point rests on. */
+export interface ChartStyle { colour: string; dash?: number[]; bars?: boolean; band?: 'wilson' }
 
 /** Fewer samples than this and a mean or a rate is noise: the point is ringed. */
 export const FEW_SAMPLES = 10;

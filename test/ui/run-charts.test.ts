@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRun } from '../../src/store/rollout-groups.js';
 import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
 import type { ChartSpec } from '../../src/ui/training-charts.js';
+import { wilsonInterval } from '../../src/ui/wilson.js';
 import { CURVES_RUN, curvesTrajectory, handOutBatch, seedCurvesRun } from '../store/curves-run.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { SCREENSHOTS, startUiBrowser, type UiBrowser } from './ui-browser.js';
@@ -112,6 +113,21 @@ describe('the run page\'s charts', () => {
     }
   });
 
+  it('shades each rate with its Wilson 95% interval from the samples each point rests on, named in the title', async () => {
+    await open('/runs/curves');
+    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[] };
+    const banded = view.charts.filter((c) => c.styles.some((style) => style.band === 'wilson')).map((c) => c.id);
+    expect(banded).toEqual(expect.arrayContaining(['chart-by-turn', 'chart-over-time', 'chart-by-version', 'chart-no-signal-over-time', 'chart-no-signal-by-version']));
+    // Means (reward, length) and shares of turns counted by trajectory have no band.
+    expect(banded).not.toContain('chart-reward-over-time');
+    expect(banded).not.toContain('chart-truncation-over-time');
+    for (const id of banded) expect(view.charts.find((c) => c.id === id)!.title).toContain('shaded: Wilson 95% interval');
+    const spec = view.charts.find((c) => c.id === 'chart-by-turn')!;
+    const bands = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.bands);
+    expect(bands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6))))
+      .toEqual(spec.y[0]!.map((p, i) => Object.values(wilsonInterval(p! * spec.counts![0]![i]!, spec.counts![0]![i]!)!).map((v) => +v.toFixed(6))));
+  });
+
   it('smooths lines by pooling neighbouring points weighted by their samples, on request, and back', async () => {
     await open('/runs/curves');
     const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[] };
@@ -123,7 +139,13 @@ describe('the run page\'s charts', () => {
     });
     await page.select('#smoothing', '1');
     expect((await drawn('chart-by-turn'))!.data[1]).toEqual(pooled);
-    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.title)).toBe('success rate by turn · smoothed over 3 points');
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.title))
+      .toBe('success rate by turn · shaded: Wilson 95% interval · smoothed over 3 points');
+    // The band of a smoothed point is the interval of the pooled rate over the pooled samples.
+    const pooledN = counts.map((_, i) => counts.filter((_, j) => Math.abs(i - j) <= 1).reduce((sum, n) => sum + n!, 0));
+    const smoothedBands = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.bands);
+    expect(smoothedBands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6))))
+      .toEqual(pooled.map((p, i) => Object.values(wilsonInterval(p * pooledN[i]!, pooledN[i]!)!).map((v) => +v.toFixed(6))));
     // Kept for the next page, and undone as easily.
     await open('/runs/curves');
     expect(await page.$eval('#smoothing', (el) => (el as unknown as { value: string }).value)).toBe('1');

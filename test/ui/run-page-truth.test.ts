@@ -108,11 +108,11 @@ describe('the problems page', () => {
       const row = page.split('<tr').find((r) => r.includes(`data-qid="${qid}"`)) ?? '';
       return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '').trim());
     };
-    // qid, samples, pass rate, mean return, failed, cancelled
-    expect(cells('p1').slice(0, 6)).toEqual(['p1', '2', '50.0%', '0.00', '0', '1']);
-    expect(cells('p2').slice(0, 6)).toEqual(['p2', '0', '–', '–', '0', '2']);
+    // qid, samples, pass at turn 1, pass any turn, mean return, failed, cancelled
+    expect(cells('p1').slice(0, 7)).toEqual(['p1', '2', '50.0%', '50.0%', '0.00', '0', '1']);
+    expect(cells('p2').slice(0, 7)).toEqual(['p2', '0', '–', '–', '–', '0', '2']);
     // A sample that failed for another reason was attempted: it counts, as a failure.
-    expect(cells('p3').slice(0, 6)).toEqual(['p3', '1', '0.0%', '0.00', '1', '0']);
+    expect(cells('p3').slice(0, 7)).toEqual(['p3', '1', '0.0%', '0.0%', '0.00', '1', '0']);
     expect(page).toContain('cancelled samples were never attempted');
   });
 

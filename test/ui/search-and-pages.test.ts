@@ -78,7 +78,8 @@ describe('the search box', () => {
   it('lists every run holding a qid, with its pass rate, and problems or runs containing the text', async () => {
     await search('algebra/3');
     expect(path()).toBe('/search?q=algebra/3');
-    expect(await page.$$eval('#qid-runs tr[data-run]', (rows) => rows.map((row) => [row.getAttribute('data-run'), row.children[2]?.textContent]))).toEqual([['math', '66.7%'], ['other', '100.0%']]);
+    expect(await page.$$eval('#qid-runs tr[data-run]', (rows) => rows.map((row) => [row.getAttribute('data-run'), row.children[2]?.textContent, row.children[3]?.textContent])))
+      .toEqual([['math', '33.3%', '66.7%'], ['other', '100.0%', '100.0%']]);
     await Promise.all([page.waitForNavigation(), page.click('#qid-runs tr[data-run="math"] a')]);
     expect(await page.$$eval('#trajectories tr[data-trajectory]', (rows) => rows.length)).toBe(3);
     await search('gebra');

@@ -110,6 +110,50 @@ window.RatchetUI = {
       ctx.restore();
       state.marked = marked;
     };
+    // A rate's Wilson 95% interval, shaded under its line from the samples each point rests on (pooled ones when
+    // smoothed): the band a point's n allows, so a rate over few samples shows how little it says.
+    const shadeBands = (u) => {
+      const s = state.spec,
+        bands = [];
+      const ctx = u.ctx;
+      s.styles.forEach((style, k) => {
+        const counts = (s.bandCounts || s.counts || [])[k];
+        if (style.band !== 'wilson' || !counts) return;
+        const points = [];
+        const flush = () => {
+          if (points.length > 0) {
+            ctx.beginPath();
+            points.forEach(([x, lo], j) => (j === 0 ? ctx.moveTo(x, lo) : ctx.lineTo(x, lo)));
+            for (let j = points.length - 1; j >= 0; j--) ctx.lineTo(points[j][0], points[j][2]);
+            // A lone point (its neighbours empty) gets a bar of the band's height.
+            if (points.length === 1)
+              ctx.rect(
+                points[0][0] - 3 * devicePixelRatio,
+                points[0][2],
+                6 * devicePixelRatio,
+                points[0][1] - points[0][2],
+              );
+            ctx.fill();
+          }
+          points.length = 0;
+        };
+        ctx.save();
+        ctx.fillStyle = style.colour + '2e';
+        u.data[k + 1].forEach((v, i) => {
+          const band = v === null || v === undefined ? null : window.RatchetUI.wilson(v * counts[i], counts[i]);
+          if (!band) return flush();
+          bands.push([k, i, band[0], band[1]]);
+          points.push([
+            u.valToPos(u.data[0][i], 'x', true),
+            u.valToPos(band[0], 'y', true),
+            u.valToPos(band[1], 'y', true),
+          ]);
+        });
+        flush();
+        ctx.restore();
+      });
+      state.bands = bands;
+    };
     const options = {
       title: spec.title,
       width: spec.width || 420,
@@ -136,7 +180,7 @@ window.RatchetUI = {
           };
         }),
       ),
-      hooks: { draw: [ringFew] },
+      hooks: { draw: [shadeBands, ringFew] },
     };
     const chart = new uPlot(options, [spec.x].concat(spec.y), el);
     chart.ratchet = state;
@@ -165,6 +209,15 @@ window.RatchetUI = {
     }
     for (const spec of specs) this.chart(spec.id, spec);
   },
+  /** The Wilson score interval at 95% of `successes` of `n`, [low, high]; null when n is 0 (as src/ui/wilson.ts). */
+  wilson(successes, n) {
+    if (!(n > 0)) return null;
+    const z2 = 1.96 * 1.96,
+      p = successes / n;
+    const centre = (p + z2 / (2 * n)) / (1 + z2 / n);
+    const half = (1.96 / (1 + z2 / n)) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+    return [Math.max(0, centre - half), Math.min(1, centre + half)];
+  },
   /** Points each side a smoothed point pools (0: off); the run page's smoothing picker sets it, the browser keeps it. */
   smoothing: Number(localStorage.getItem('ratchet-smoothing') || 0),
   /**
@@ -174,6 +227,8 @@ window.RatchetUI = {
   smoothed(spec) {
     const k = this.smoothing;
     if (!k || spec.bars || spec.empty || !spec.counts) return spec;
+    // The samples each smoothed point pools: a band is the interval of the pooled rate over them.
+    const bandCounts = spec.counts.map((counts) => counts && counts.slice());
     const y = spec.y.map((values, si) => {
       const counts = spec.counts[si];
       if (!counts) return values;
@@ -186,10 +241,11 @@ window.RatchetUI = {
           sum += values[j] * counts[j];
           n += counts[j];
         }
+        bandCounts[si][i] = n;
         return n > 0 ? sum / n : v;
       });
     });
-    return { ...spec, y, title: spec.title + ' · smoothed over ' + (2 * k + 1) + ' points' };
+    return { ...spec, y, bandCounts, title: spec.title + ' · smoothed over ' + (2 * k + 1) + ' points' };
   },
   /** The x-axis picker: hides the charts over the other axes (histograms and charts by turn stay), kept for the next page. */
   axis(name) {

@@ -37,7 +37,7 @@ export function parseListQuery(runId: string, query: Record<string, string>): Li
     verdict: query.verdict ? (VERDICT_WORD.test(query.verdict) ? query.verdict : UNKNOWN_VERDICT) : undefined,
     status: (STATUSES as readonly string[]).includes(query.status ?? '') ? query.status as TrajectoryFilter['status'] : undefined,
     policyVersion: version !== undefined && Number.isInteger(version) ? version : undefined,
-    stale: query.stale === '1' || undefined, truncated: query.truncated === '1' || undefined,
+    stale: query.stale === '1' || undefined, truncated: query.truncated === '1' || undefined, correctThenWrong: query.correctThenWrong === '1' || undefined,
   };
   const sort = (SORTS as readonly string[]).includes(query.sort ?? '') ? query.sort as SortKey : 'finished';
   return { filter, order: { sort, direction: query.dir === 'asc' ? 'asc' : 'desc' }, ...(query.after ? { after: query.after } : {}) };
@@ -51,6 +51,7 @@ export function listSearch({ filter, order, after }: ListQuery): string {
   };
   set('qid', filter.qid); set('qidContains', filter.qidContains); set('verdict', filter.verdict); set('status', filter.status);
   set('failureType', filter.failureType); set('policyVersion', filter.policyVersion); set('stale', filter.stale); set('truncated', filter.truncated);
+  set('correctThenWrong', filter.correctThenWrong);
   if (order.sort !== 'finished') set('sort', order.sort);
   if (order.direction !== 'desc') set('dir', order.direction);
   set('after', after);
@@ -73,6 +74,7 @@ export function trajectoryList(runId: string, query: ListQuery, page: Trajectory
  policy version <input name="policyVersion" value="${filter.policyVersion ?? ''}" size="4">
  <label title="Over the run's staleness bound η at its latest hand-out, in any batch (the run's &quot;stale at hand-out&quot; count)"><input type="checkbox" name="stale" value="1" ${filter.stale ? 'checked' : ''}> stale at hand-out</label>
  <label><input type="checkbox" name="truncated" value="1" ${filter.truncated ? 'checked' : ''}> truncated</label>
+ <label title="A turn correct, then a later turn not correct (wrong, no answer, timeout…): the trajectory regressed"><input type="checkbox" name="correctThenWrong" value="1" ${filter.correctThenWrong ? 'checked' : ''}> ✓ then ✗</label>
  ${order.sort !== 'finished' ? html`<input type="hidden" name="sort" value="${order.sort}">` : ''}${order.direction !== 'desc' ? html`<input type="hidden" name="dir" value="${order.direction}">` : ''}
  <button>filter</button> <a href="${runHref(runId)}">clear</a> · <a id="problems-link" href="${runHref(runId)}/problems">pass rate per problem</a></form>
 <div id="trajectory-rows" data-src="${runHref(runId)}/trajectories${listSearch(query)}">${trajectoryRows(runId, query, page, running)}</div>`;
