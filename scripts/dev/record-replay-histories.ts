@@ -185,6 +185,8 @@ const affinityFallback: Recording = async (stack, name, workers) => {
 // Release 4 (the stored row decides how the workflow ends: persist not cancellable, patch `stored-outcome`): `r4-*`.
 // Release 5 (environments: reset, step, observations, `done`, environments on their own task queue; turn affinity with
 // its fallback to the shared queue; patches `environments` and `turn-affinity`): `r5-*`.
+// Release 6 (the episode built from parts; environment code bounded and typed, an unserved environment failing at
+// once; patch `bounded-environments`): `r6-*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -218,6 +220,18 @@ const cases: Record<string, Recording> = {
   'r5-remote-environment': remoteEnvironment,
   'r5-affinity-off': plain({ turns: 2, turnAffinity: false }),
   'r5-affinity-fallback': affinityFallback,
+  'r6-seed-default': plain({ turns: 3 }),
+  'r6-early-stop-concat': plain({ turns: 3, earlyStop: true, layout: 'concat' }),
+  'r6-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r6-grouped-admission': grouped({ turns: 2 }),
+  'r6-code-task': codeTask,
+  'r6-cancelled-while-queued': cancelledWhileQueued,
+  'r6-invalid-request': invalidRequest,
+  'r6-math-python-tool': inEnvironment('math-python-tool', { turns: 2 }),
+  'r6-unknown-environment': inEnvironment('no-such-environment', { turns: 2 }),
+  'r6-remote-environment': remoteEnvironment,
+  'r6-affinity-off': plain({ turns: 2, turnAffinity: false }),
+  'r6-affinity-fallback': affinityFallback,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));

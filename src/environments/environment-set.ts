@@ -52,9 +52,9 @@ export function workerEnvironments(deps: { verifier: VerifierPool; sandbox: Code
 }
 
 /** A request names an environment this worker does not run and no environment worker serves: typed, data (a typo, most often). */
-export function unknownEnvironment(name: string, environments: EnvironmentSet, served = ''): EnvironmentFailure {
+export function unknownEnvironment(name: string, environments: EnvironmentSet): EnvironmentFailure {
   return new EnvironmentFailure(
-    `no environment "${name}": the CPU workers run ${environments.names().join(', ')}, and no worker has polled its task queue ${environmentTaskQueue(name)}${served}`,
+    `no environment "${name}": the CPU worker runs ${environments.names().join(', ')}, and no worker has polled the task queue ${environmentTaskQueue(name)}`,
     'data', { failureType: FailureType.UnknownEnvironment },
   );
 }

@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type pg from 'pg';
 import { readMetricCounts } from '../store/metric-counts.js';
-import type { RunAggregates } from '../store/run-aggregates.js';
+import { STALE_AT_HAND_OUT, type RunAggregates } from '../store/run-aggregates.js';
 import { countersOf } from '../store/run-views.js';
 import { admissionCountersOf } from '../store/run-status.js';
 import { admissionCapacity } from '../admission/staleness.js';
@@ -30,7 +30,8 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
   const queued = new Gauge({ name: 'ratchet_queued_trajectories', help: 'Trajectories submitted and not started, by run: the backlog', labelNames: ['run'], registers });
   const running = new Gauge({ name: 'ratchet_running_trajectories', help: 'Trajectories started and not yet stored, by run', labelNames: ['run'], registers });
   const consumed = new Counter({ name: 'ratchet_consumed_trajectories_total', help: 'Completed trajectories in batches a consumer acknowledged, by run (counted at acknowledgement)', labelNames: ['run'], registers });
-  const stale = new Counter({ name: 'ratchet_stale_trajectories_total', help: 'Trajectories over the run\'s max_head_offpolicyness in acknowledged batches, by run (counted at acknowledgement)', labelNames: ['run'], registers });
+  const stale = new Counter({ name: 'ratchet_stale_trajectories_total', help: 'Of ratchet_stale_at_hand_out_trajectories, those in batches a consumer acknowledged, by run (counted at acknowledgement)', labelNames: ['run'], registers });
+  const staleAtHandOut = new Gauge({ name: 'ratchet_stale_at_hand_out_trajectories', help: `Stale, as the run page counts it: ${STALE_AT_HAND_OUT} By run`, labelNames: ['run'], registers });
   const batches = new Counter({ name: 'ratchet_batches_total', help: 'Batches by state: claimed (all), acknowledged, expired (lease ran out unacknowledged: its groups are re-delivered)', labelNames: ['state'], registers });
   const groups = new Gauge({ name: 'ratchet_run_groups', help: 'Groups of a training run by state: pending (queued for admission), running, admitted (running or finished, not cancelled), cancelled', labelNames: ['run', 'state'], registers });
   const capacity = new Gauge({ name: 'ratchet_run_max_concurrent_groups', help: 'A run\'s max_concurrent: the most groups admission lets run at once', labelNames: ['run'], registers });
@@ -48,7 +49,7 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
 
   return async () => {
     const counts = await readMetricCounts(pool);
-    for (const metric of [trajectories, turns, tokens, submitted, queued, running, consumed, stale, batches, groups, capacity, admission, disagreements,
+    for (const metric of [trajectories, turns, tokens, submitted, queued, running, consumed, stale, staleAtHandOut, batches, groups, capacity, admission, disagreements,
       laterTurns, onPreviousServer, cacheHits, cacheQueries]) metric.reset();
     counts.runs.forEach((aggregates, rank) => {
       const run = rank < LABELLED_RUNS ? aggregates.runId : OLDER_RUNS;
@@ -62,6 +63,7 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
       running.inc({ run }, counters.running);
       consumed.inc({ run }, counters.consumedTrajectories);
       stale.inc({ run }, counters.staleTrajectories);
+      staleAtHandOut.inc({ run }, counters.staleAtHandOut);
       const servers = aggregates.turnServers;
       laterTurns.inc({ run }, servers.laterTurns);
       onPreviousServer.inc({ run }, servers.onPreviousServer);

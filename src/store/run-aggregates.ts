@@ -8,6 +8,13 @@ export type GroupState = 'waiting' | 'running' | 'unconsumed' | 'rejected' | 'co
 export const GROUP_STATES: readonly GroupState[] = ['waiting', 'running', 'unconsumed', 'rejected', 'consumed', 'cancelled'];
 
 /**
+ * The one definition of "stale", as the run page, `ratchet runs status` (staleAtHandOut), /metrics
+ * (ratchet_stale_at_hand_out_trajectories) and the Python client's run_status (stale_at_hand_out) name it.
+ */
+export const STALE_AT_HAND_OUT = 'Trajectories over the run\'s staleness bound η (max_head_offpolicyness) at their latest hand-out, in any batch: '
+  + 'acknowledged, pending, or whose lease ran out.';
+
+/**
  * A run's counters as the triggers of migration 013 keep them: a few rows per run whatever its size, so every page,
  * `ratchet runs status` and /metrics read the same numbers in O(1). Units are in the names.
  */
@@ -35,10 +42,7 @@ export interface RunAggregates {
   groups: Record<GroupState, { groups: number; trajectories: number }>;
   /** What consumers acknowledged, counted at acknowledgement. */
   consumed: { batches: number; groups: number; trajectories: number; staleTrajectories: number };
-  /**
-   * Members over the run's staleness bound η at their latest hand-out, in any batch (acknowledged, pending, or whose
-   * lease ran out): the histogram's bars right of η and the `stale` flag the trajectory list filters by.
-   */
+  /** STALE_AT_HAND_OUT: the histogram's bars right of η and the `stale` flag the trajectory list filters by. */
   staleAtHandOut: number;
   /** Trajectories and output tokens stored in the last `seconds`. */
   recent: { seconds: number; trajectories: number; outputTokens: number };

@@ -36,8 +36,10 @@ export interface RunStatus extends StalenessBound {
   consumed: number;
   /** Completed trajectories in acknowledged batches. */
   consumedTrajectories: number;
-  /** Trajectories over max_head_offpolicyness in acknowledged batches (counted at acknowledgement). */
+  /** Of the stale at hand-out, those in batches a consumer acknowledged (counted at acknowledgement). */
   staleTrajectories: number;
+  /** STALE_AT_HAND_OUT (src/store/run-aggregates.ts): the run page's one "stale", in any batch. */
+  staleAtHandOut: number;
   /** Groups admission would start now. */
   capacity: number;
   /** The run's trajectories, as the run page counts them. */
@@ -86,6 +88,7 @@ export function statusOf(run: RunConfig, aggregates: RunAggregates, version: num
     consumed: aggregates.consumed.groups,
     consumedTrajectories: aggregates.consumed.trajectories,
     staleTrajectories: aggregates.consumed.staleTrajectories,
+    staleAtHandOut: aggregates.staleAtHandOut,
     capacity: admissionCapacity(run, admissionCountersOf(aggregates, version)),
     trajectories: { submitted: counters.submitted, queued: counters.queued, running: counters.running, completed: counters.completed, failed: counters.failed },
     failures: { failed: aggregates.failedTrajectories, byType: aggregates.failuresByType, byClass: aggregates.failuresByClass },

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { decodeFloat32, decodeInt32 } from '../tokens/token-codec.js';
 import { unpackTurns, type UnpackedTurn } from '../trajectory/unpacking.js';
+import { verdictSucceeded } from '../trajectory/turn.js';
 
 /** One turn as the viewer shows it: tokens, texts, verdict and reward. Read-only; nothing here writes. */
 export interface TurnView extends UnpackedTurn {
@@ -136,7 +137,7 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
     turn: o.turn, contextLen: o.context_len, outputIds: decodeInt32(o.output_ids), outputLogprobs: decodeFloat32(o.output_logprobs),
     outputVersions: o.output_versions ? decodeInt32(o.output_versions) : [], feedbackIds: o.feedback_ids ? decodeInt32(o.feedback_ids) : [],
     answerText: o.answer_text, extractedAnswer: o.extracted_answer, verdict: o.verdict, feedbackText: o.feedback_text, verdictDetail: o.verdict_detail ?? null,
-    success: o.verdict === null ? null : o.verdict === 'correct', finishReason: o.finish_reason,
+    success: o.verdict === null ? null : o.environment_step?.success ?? verdictSucceeded(o.verdict), finishReason: o.finish_reason,
     versionStart: o.version_start, versionEnd: o.version_end, rawReward: null, reward: null,
     ...environmentStepView(o.environment_step),
     servedBy: o.served_by ?? null, cachedTokens: o.cached_tokens ?? null,

@@ -4,6 +4,7 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CpuActivities } from '../activities/index.js';
+import type { EnvironmentStepResult } from '../activities/environment-step.js';
 import type { PersistFailureResult } from '../activities/persist.js';
 import type { PackingLayout, RolloutOptions } from '../trajectory/options.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
@@ -50,58 +51,32 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout, ...(environment ? { environment } : {}),
   };
   const turns: TurnRecord[] = [];
-  const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns: options.turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
-  setHandler(stateQuery, () => state);
-  // The details (not history) say what the trajectory is and link to its page, however the workflow was started.
-  const header = detailsHeader(request, checked.page);
-  setCurrentDetails(header);
-  // Ratchet's client sets these when it starts the workflow; a workflow started any other way sets them itself.
-  if (workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
-    upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
-  }
-
+  const { state, header } = startLiveState(request, options.turns, checked.page);
   let endReason: EndReason = 'turns';
   try {
-    if (request.group) {
-      state.phase = 'queued';
-      const group = request.group;
-      const admission = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId: request.trajectoryId, qid: request.qid, group }), recheckSchedule(timeouts), continued);
-      if (admission !== 'admitted') return await continueAsNew<typeof trajectory>(request, admission.continueFrom);
-      // A trajectory is born when it may start generating, not when it was queued.
-      identity.birthTime = Date.now();
-      state.phase = 'tokenizing';
-      upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
-    }
+    // A trajectory is born when it may start generating, not when it was queued.
+    if (request.group) identity.birthTime = await admission(request, timeouts, continued, state);
     let { promptLen: contextLen, state: environmentState } = await episode.start();
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
       // `temperature` too: a GPU worker of an earlier release reads only that.
       const output = await episode.generate({
-        trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling,
-        moreTurns: turn + 1 < options.turns,
+        trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling, moreTurns: turn + 1 < options.turns,
       });
       if (output.contextExhausted) {
-        if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${request.trajectoryId} fills the context window`, FailureType.ContextExhausted);
-        endReason = 'context_exhausted';
+        endReason = contextExhausted(request.trajectoryId, turns);
         break;
       }
       state.phase = 'verifying';
       const step = await episode.step(turn, output.finishReason, environmentState);
       environmentState = step.state;
-      turns.push({
-        turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen,
-        ...(environment ? { reward: step.reward, done: step.done } : {}),
-      });
+      const kept = environment ? { reward: step.reward, done: step.done } : {};
+      turns.push({ turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen, ...kept });
       contextLen += output.outputLen + step.feedbackLen;
-
-      Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: output.versionEnd });
-      reportProgress(header, turns, options.turns);
-      if (step.done) {
-        endReason = 'done';
-        break;
-      }
-      if (options.earlyStop && step.success) {
-        endReason = 'early_stop';
+      reportTurn(state, header, turns, step);
+      const ended = step.done ? 'done' : options.earlyStop && step.success ? 'early_stop' : undefined;
+      if (ended) {
+        endReason = ended;
         break;
       }
     }
@@ -113,19 +88,54 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     return completed(request, options.layout, endReason, turns, rewards, state);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
-    let failure = trajectoryFailure(error);
-    // Record the failure as a failure (never as a zero reward), even when the workflow is being cancelled.
-    const recorded = await recordFailure(identity, turns, failure);
-    if (patched(Patch.StoredOutcome)) {
-      // One truth: the row an earlier run of a step stored first is how this trajectory ended (RE-RUNS.md).
-      if (recorded.existing === 'completed') return completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state);
-      if (recorded.existing === 'failed' && recorded.failureType) failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
-    }
-    upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
-    state.phase = 'failed';
-    if (isCancellation(error)) throw error;
-    throw failedTrajectory(request.trajectoryId, state.turn, turns, failure);
+    return endFailed(error, identity, turns, state, () => completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state));
   }
+}
+
+/**
+ * The live state a person sees without reading history: the `state` query, the workflow's details (what the
+ * trajectory is, a link to its page, however the workflow was started), and the search attributes Ratchet's client
+ * sets at start, set here when something else started the workflow.
+ */
+function startLiveState(request: TrajectoryRequest, turns: number, page: string | undefined): { state: TrajectoryState; header: string } {
+  const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
+  setHandler(stateQuery, () => state);
+  const header = detailsHeader(request, page);
+  setCurrentDetails(header);
+  if (workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
+    upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
+  }
+  return { state, header };
+}
+
+/** Waits in the group's queue until the staleness bound admits it (or continues as new); returns its birth time. */
+async function admission(request: TrajectoryRequest, timeouts: ResolvedTrajectoryTimeouts, continued: QueuedContinuation | undefined, state: TrajectoryState): Promise<number> {
+  state.phase = 'queued';
+  const { trajectoryId, qid, group } = request;
+  const admitted = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId, qid, group: group! }), recheckSchedule(timeouts), continued);
+  if (admitted !== 'admitted') return continueAsNew<typeof trajectory>(request, admitted.continueFrom);
+  state.phase = 'tokenizing';
+  upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
+  return Date.now();
+}
+
+/**
+ * Records the failure as a failure (never as a zero reward), even when the workflow is being cancelled, and ends
+ * the workflow as the stored row says: the row an earlier run of a step stored first is how it ended (RE-RUNS.md).
+ */
+async function endFailed(
+  error: unknown, identity: TrajectoryIdentity, turns: TurnRecord[], state: TrajectoryState, completedAsStored: () => TrajectoryResult,
+): Promise<TrajectoryResult> {
+  let failure = trajectoryFailure(error);
+  const recorded = await recordFailure(identity, turns, failure);
+  if (patched(Patch.StoredOutcome)) {
+    if (recorded.existing === 'completed') return completedAsStored();
+    if (recorded.existing === 'failed' && recorded.failureType) failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
+  }
+  upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
+  state.phase = 'failed';
+  if (isCancellation(error)) throw error;
+  throw failedTrajectory(identity.trajectoryId, state.turn, turns, failure);
 }
 
 /** The stored trajectory's result, as the workflow returns it and `RolloutClient` reads it. */
@@ -186,14 +196,22 @@ function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule 
   return { firstSeconds: timeouts.admissionRecheckSeconds, maxSeconds: timeouts.admissionRecheckMaxSeconds, perRun: timeouts.admissionRechecksPerRun };
 }
 
+/** A context window with no room for another turn ends the episode; with no turn at all, the trajectory fails. */
+function contextExhausted(trajectoryId: string, turns: TurnRecord[]): EndReason {
+  if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${trajectoryId} fills the context window`, FailureType.ContextExhausted);
+  return 'context_exhausted';
+}
+
 /**
  * Live progress goes to the workflow's details and the `state` query, which cost no history event. The search
  * attributes are written once, when the trajectory ends (release 2 upserted them every turn: each upsert is a
  * history event and a visibility write, the largest per-turn cost the server had left).
  */
-function reportProgress(header: string, turns: TurnRecord[], total: number): void {
+function reportTurn(state: TrajectoryState, header: string, turns: TurnRecord[], step: EnvironmentStepResult): void {
+  const last = turns[turns.length - 1]!;
+  Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: last.versionEnd });
   const successes = turns.filter((t) => t.success).length;
-  setCurrentDetails(`${header}\n\nturn ${turns.length}/${total}: ${turns.map((t) => t.verdict).join(', ')} (${successes} correct), policy version ${turns[turns.length - 1]!.versionEnd}`);
+  setCurrentDetails(`${header}\n\nturn ${turns.length}/${state.turns}: ${turns.map((t) => t.verdict).join(', ')} (${successes} succeeded), policy version ${last.versionEnd}`);
 }
 
 function detailsHeader(request: TrajectoryRequest, page: string | undefined): string {

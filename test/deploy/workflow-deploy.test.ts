@@ -14,14 +14,15 @@ const EventType = temporal.api.enums.v1.EventType;
 /**
  * Earlier releases of the trajectory workflow as they shipped: release 1 (grouped admission, fixed 60 s re-checks,
  * no request schema), release 2 (request schema, back-off and continue-as-new; verify and feedback as two
- * activities on the CPU task queue), release 3 (local steps) and release 4 (the stored row decides the end). The
- * current release must finish what any of them left running or queued.
+ * activities on the CPU task queue), release 3 (local steps), release 4 (the stored row decides the end) and release 5
+ * (environments, turn affinity). The current release must finish what any of them left running or queued.
  */
 const RELEASES = [
   { name: 'release 1', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r1-grouped-admission/workflows/index.js') },
   { name: 'release 2', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r2-continue-as-new/workflows/index.js') },
   { name: 'release 3', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r3-local-steps/workflows/index.js') },
   { name: 'release 4', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r4-stored-outcome/workflows/index.js') },
+  { name: 'release 5', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r5-environments-affinity/workflows/index.js') },
 ];
 
 /** The patch ids a history's `core_patch` markers record, in order. */
@@ -141,6 +142,13 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       expect([...new Set(queues)]).toEqual([GPU_TASK_QUEUE]);
       const { rows: [row] } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
       expect(row).toEqual({ environment: null });
+    } else if (name === 'release 5') {
+      // A trajectory mid-turn at the deploy finished the way release 5 ran it: in its environment, unbounded (patch
+      // `bounded-environments` is checked only at a run's start), its turns on the queue of the server before.
+      const plainEvents = await events(plainHandles[0]!.workflowId);
+      expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'stored-outcome']);
+      const { rows: [row] } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
+      expect(row).toEqual({ environment: 'math' });
     } else {
       // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
       // CPU task queue, also for the turns run after the deploy.
@@ -150,9 +158,9 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       expect(scheduled).not.toContain('environmentStep');
     }
     // The run a queued trajectory continued into is the current release's: local steps, no verify activity, the
-    // patches of release 5 checked at its start.
+    // patches of releases 5 and 6 checked at its start.
     const latest = await events(queuedIds[0]!);
-    expect(patchIds(latest).slice(0, 3)).toEqual(['local-steps', 'turn-affinity', 'environments']);
+    expect(patchIds(latest).slice(0, 4)).toEqual(['local-steps', 'turn-affinity', 'environments', 'bounded-environments']);
     expect(latest.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
     expect(latest.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verify')).toBe(false);
 
