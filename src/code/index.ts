@@ -3,7 +3,7 @@ export { extractCode, MIN_CODE_CHARS } from './extract-code.js';
 export { matchOutput, numbersEqual, type OutputRule } from './compare-output.js';
 export { matchReturn, type ReturnRule } from './compare-return.js';
 export { parseTests, type ParsedTests } from './input-output.js';
-export { CodeSandboxPool, type AnswerCode } from './sandbox-pool.js';
+export { CodeSandboxPool, type AnswerCode, type AnswerTests } from './sandbox-pool.js';
 export { runScript, type ScriptLimits, type ScriptRun } from './run-script.js';
 export { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
 export { SandboxFailure } from './sandbox-failure.js';

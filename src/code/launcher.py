@@ -38,8 +38,6 @@ if floor:
 for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[name] = "1"
 SOLUTION = "/sandbox/solution.py"
-with open(SOLUTION, "w", errors="surrogateescape") as source:
-    source.write(code)
 
 def install_seccomp(program: bytes) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
@@ -63,13 +61,39 @@ os.closerange(5, 2**31 - 1)
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/1/mem or /proc/1/fd for the solution; it inherits 0, then sets 1
-stdin_r, stdin_w = os.pipe()
-stdout_r, stdout_w = os.pipe()
-stderr_r, stderr_w = os.pipe()
-cpu = int(-(-timeout_s // 1)) + 1
-os.write(4, b"R")
-solution = os.fork()
 
+# What site would give the solution, once for all its tests (the solution gets it through the fork). The
+# interpreter starts with -S (site's .pth processing costs as much as the rest of its start): the virtualenv's
+# site-packages (numpy) or the system's, and exit/quit/help, but no .pth hook.
+import select  # noqa: E402
+import signal  # noqa: E402
+import site  # noqa: E402
+venv = os.path.dirname(os.path.dirname(sys.executable))
+if os.path.isfile(venv + "/pyvenv.cfg"):
+    sys.prefix = sys.exec_prefix = venv
+    site.PREFIXES = [venv]
+for packages in site.getsitepackages():
+    if os.path.isdir(packages) and packages not in sys.path:
+        sys.path.append(packages)
+site.setquit()
+site.setcopyright()
+site.sethelper()
+# Integers of any length print and parse, as a judge's own Python would need them to (3.11's limit is 4,300 digits).
+if hasattr(sys, "set_int_max_str_digits"):
+    sys.set_int_max_str_digits(0)
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+cpu = int(-(-timeout_s // 1)) + 1
+# The places a test may write (each a tmpfs of its own), as they are before the first test: every test after it
+# finds them so again (`wipe`).
+PLACES = ("/sandbox", "/tmp", "/dev/shm")
+FRESH = {place: os.stat(place) for place in PLACES}
+# Every byte that passes through the launcher (input, output, the solution's /proc/<pid>/stat) lands in one of
+# these buffers, zeroed after each test: a later test's process, a fork of this one, finds nothing of an earlier
+# test in the memory it inherits.
+CHUNK = 1 << 16
+ZEROS = bytes(CHUNK)
+BUFFERS = {name: bytearray(CHUNK) for name in ("input", "stdout", "stderr", "stat")}
+unread = 0  # bytes of the last test's input the solution never read: skipped before the next frame
 PRELUDE = """
 from typing import *
 import collections, heapq, math, itertools, bisect, functools, re, string, sys, copy, operator
@@ -114,66 +138,117 @@ def run_main() -> None:
     sys.argv = [SOLUTION]
     exec(compile(code, SOLUTION, "exec"), main.__dict__)
 
-def relay(pid: int) -> bytes:
+def read_into(fd: int, name: str, most: int = CHUNK) -> memoryview:
+    """One read of `fd` into the buffer `name` (at most `most` bytes): what it gave, as a view of the buffer."""
+    buffer = BUFFERS[name]
+    view = memoryview(buffer)[:most]
+    return view[:os.readv(fd, [view])]
+
+def write_all(fd: int, view: memoryview) -> None:
+    while view:
+        view = view[os.write(fd, view):]
+
+def wait_readable(fd: int) -> None:
+    """Waits until `fd` can be read; ends the sandbox if the worker is gone meanwhile (fd 4 hangs up)."""
+    poller = select.poll()
+    poller.register(4, 0)
+    poller.register(fd, select.POLLIN)
+    if any(ready == 4 for ready, _ in poller.poll()):
+        os._exit(1)
+
+def next_frame() -> int:
+    """The next test's input length (`<bytes>\n` on fd 0, the input after it); the sandbox ends at the input's end."""
+    global unread
+    while unread:
+        wait_readable(0)
+        skipped = len(read_into(0, "input", min(unread, CHUNK)))
+        if not skipped:
+            os._exit(0)
+        unread -= skipped
+    header = b""
+    while not header.endswith(b"\n"):
+        wait_readable(0)
+        byte = os.read(0, 1)
+        if not byte or len(header) > 20:
+            os._exit(0)
+        header += byte
+    return int(header)
+
+def relay(pid: int, length: int, stdin_w: int, stdout_r: int, stderr_r: int) -> bytes:
     """Moves stdio between the worker and the solution until the solution's process ends; then its end, as a line."""
-    import select
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for fd in (stdin_r, stdout_w, stderr_w):
-        os.close(fd)
+    global unread
     ended = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(4, 0)  # hang-up and errors only: the worker is gone
     poller.register(ended, select.POLLIN)
     targets = {stdout_r: 1, stderr_r: 2}
+    counts = {1: 0, 2: 0}
     for fd in targets:
         poller.register(fd, select.POLLIN)
     # The input moves a chunk at a time, from the worker's socket to the solution's pipe once it has room: it is
     # never held whole here, where it would count against the solution's memory.
     os.set_blocking(stdin_w, False)
-    poller.register(0, select.POLLIN)
+    unread = length
+    if unread:
+        poller.register(0, select.POLLIN)
+    else:
+        os.close(stdin_w)
+        stdin_w = -1
     pending = memoryview(b"")
-    while True:
-        for fd, _ in poller.poll():
-            if fd == 4:
-                os._exit(1)
-            if fd == ended:
-                return ending(pid, targets)
-            if fd == 0:
-                poller.unregister(0)
-                pending = memoryview(os.read(0, 1 << 16))
-                if pending:
+    try:
+        while True:
+            for fd, _ in poller.poll():
+                if fd == 4:
+                    os._exit(1)
+                if fd == ended:
+                    return ending(pid, targets, counts)
+                if fd == 0:
+                    poller.unregister(0)
+                    pending = read_into(0, "input", min(unread, CHUNK))
+                    if not pending:
+                        os._exit(0)  # the worker closed the input mid-frame: it is done with this sandbox
+                    unread -= len(pending)
                     poller.register(stdin_w, select.POLLOUT)
-                else:
-                    os.close(stdin_w)  # the whole input is in: the solution reads its end
-            elif fd == stdin_w:
-                try:
-                    pending = pending[os.write(stdin_w, pending):]
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    poller.unregister(stdin_w)  # the solution closed its stdin: the rest of the input has nowhere to go
-                    os.close(stdin_w)
-                    continue
-                if not pending:
-                    poller.unregister(stdin_w)
-                    poller.register(0, select.POLLIN)
-            elif not forward(fd, targets[fd]):
-                poller.unregister(fd)
+                elif fd == stdin_w:
+                    try:
+                        pending = pending[os.write(stdin_w, pending):]
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        poller.unregister(stdin_w)  # the solution closed its stdin: the rest of the input has nowhere to go
+                        os.close(stdin_w)
+                        stdin_w = -1
+                        continue
+                    if not pending:
+                        poller.unregister(stdin_w)
+                        if unread:
+                            poller.register(0, select.POLLIN)
+                        else:
+                            os.close(stdin_w)  # the whole input is in: the solution reads its end
+                            stdin_w = -1
+                elif not forward(fd, targets[fd], counts):
+                    poller.unregister(fd)
+    finally:
+        os.close(ended)
+        if stdin_w >= 0:
+            os.close(stdin_w)
 
-def forward(fd: int, target: int) -> bool:
-    """Moves what one read of `fd` gives to `target`, whole; false at the end of `fd`."""
-    chunk = os.read(fd, 1 << 16)
-    view = memoryview(chunk)
-    while view:
-        view = view[os.write(target, view):]
+def forward(fd: int, target: int, counts: dict[int, int]) -> bool:
+    """Moves what one read of `fd` gives to `target`, whole, and counts it; false at the end of `fd`."""
+    chunk = read_into(fd, "stdout" if target == 1 else "stderr")
+    write_all(target, chunk)
+    counts[target] += len(chunk)
     return bool(chunk)
 
-def ending(pid: int, targets: dict[int, int]) -> bytes:
+def ending(pid: int, targets: dict[int, int], counts: dict[int, int]) -> bytes:
     # Its own CPU time, read before it is reaped (the status alone cannot tell the CPU limit's SIGKILL from any other).
     os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-    with open("/proc/%d/stat" % pid, "rb") as stat:
-        fields = stat.read().rsplit(b")", 1)[1].split()
+    stat_fd = os.open("/proc/%d/stat" % pid, os.O_RDONLY)
+    try:
+        stat = read_into(stat_fd, "stat")
+    finally:
+        os.close(stat_fd)
+    fields = bytes(stat[BUFFERS["stat"].rfind(b")", 0, len(stat)) + 1:]).split()  # after the name, which the solution chooses
     seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     status = os.waitpid(pid, 0)[1]
     # What it wrote before it ended is in the pipes; what the processes it left keep writing is not waited for.
@@ -181,22 +256,92 @@ def ending(pid: int, targets: dict[int, int]) -> bytes:
         os.set_blocking(fd, False)
         for _ in range(64):
             try:
-                if not forward(fd, targets[fd]):
+                if not forward(fd, targets[fd], counts):
                     break
             except BlockingIOError:
                 break
+    sent = b" out %d err %d\n" % (counts[1], counts[2])
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         cpu_limit = number in (24, 9) and seconds >= cpu - 0.1  # SIGXCPU at the soft limit, SIGKILL at the hard one
-        return b"signal %d cpu %.3f cpu_limit %d\n" % (number, seconds, cpu_limit)
-    return b"exit %d cpu %.3f cpu_limit 0\n" % (os.WEXITSTATUS(status), seconds)
+        return b"signal %d cpu %.3f cpu_limit %d" % (number, seconds, cpu_limit) + sent
+    return b"exit %d cpu %.3f cpu_limit 0" % (os.WEXITSTATUS(status), seconds) + sent
 
-if solution:
-    record = relay(solution)
-    while record:
-        record = record[os.write(4, record):]
-    os._exit(0)
+def end_survivors() -> None:
+    """Kills every process of the sandbox but this one (init), and reaps them: none is left when it returns."""
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)  # from init: every other process of its PID namespace, however it detached
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return  # init has no child: the namespace holds no other process (every orphan becomes init's)
 
+def wipe(place: str) -> None:
+    """Empties `place` (a tmpfs) without a path longer than a name or a descriptor per level, and restores its
+    root: mode, times and extended attributes as before the first test."""
+    os.chmod(place, 0o700)
+    os.chdir(place)
+    below = []
+    while True:
+        sub = None
+        with os.scandir(".") as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    sub = entry.name
+                else:
+                    os.unlink(entry.name)
+        if sub is not None:
+            os.chmod(sub, 0o700, follow_symlinks=False)
+            os.chdir(sub)
+            below.append(sub)
+        elif below:
+            os.chdir("..")
+            os.rmdir(below.pop())
+        else:
+            break
+    for name in os.listxattr(place):
+        os.removexattr(place, name)
+    fresh = FRESH[place]
+    os.chmod(place, fresh.st_mode & 0o7777)
+    os.utime(place, ns=(fresh.st_atime_ns, fresh.st_mtime_ns))
+
+def clean() -> None:
+    """After a test: no process, file, or byte of it is left for the next test."""
+    end_survivors()
+    for place in PLACES:
+        wipe(place)
+    os.chdir("/sandbox")
+
+# The tests, one after another: each in a fresh fork of this clean process, which never runs solution code itself.
+first = True
+while True:
+    if not first:
+        clean()
+    first = False
+    length = next_frame()
+    for buffer in BUFFERS.values():
+        buffer[:] = ZEROS
+    with open(SOLUTION, "w", errors="surrogateescape") as source:
+        source.write(code)
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    stderr_r, stderr_w = os.pipe()
+    os.write(4, b"R")  # this test starts: its deadline counts from here
+    solution = os.fork()
+    if not solution:
+        break
+    for fd in (stdin_r, stdout_w, stderr_w):
+        os.close(fd)
+    write_all(4, memoryview(relay(solution, length, stdin_w, stdout_r, stderr_r)))
+    os.close(stdout_r)
+    os.close(stderr_r)
+    del stdin_r, stdin_w, stdout_r, stdout_w, stderr_r, stderr_w, solution, length
+
+# The solution's process: a fork of the clean launcher, for this test only.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1: the solution's own /proc/self as any process has it
 for fd, target in ((stdin_r, 0), (stdout_w, 1), (stderr_w, 2)):
     os.dup2(fd, target)
@@ -207,23 +352,6 @@ limit(resource.RLIMIT_FSIZE, max_file_bytes)
 limit(resource.RLIMIT_NOFILE, max_open_files)
 limit(resource.RLIMIT_CORE, 0)
 limit(resource.RLIMIT_AS, memory_mb * 1024 * 1024)
-# The interpreter starts with -S (site's .pth processing costs as much as the rest of its start): the solution gets
-# what site would give it, but for .pth hooks: the virtualenv's site-packages (numpy) or the system's, and
-# exit/quit/help.
-import site  # noqa: E402 (after the fork: only the solution pays for it)
-venv = os.path.dirname(os.path.dirname(sys.executable))
-if os.path.isfile(venv + "/pyvenv.cfg"):
-    sys.prefix = sys.exec_prefix = venv
-    site.PREFIXES = [venv]
-for packages in site.getsitepackages():
-    if os.path.isdir(packages) and packages not in sys.path:
-        sys.path.append(packages)
-site.setquit()
-site.setcopyright()
-site.sethelper()
-# Integers of any length print and parse, as a judge's own Python would need them to (3.11's limit is 4,300 digits).
-if hasattr(sys, "set_int_max_str_digits"):
-    sys.set_int_max_str_digits(0)
 try:
     call_solution() if fn_name else run_main()
 finally:

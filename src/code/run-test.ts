@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { BoundedOutput, OutputTail } from './bounded-output.js';
@@ -21,13 +21,12 @@ export type TestRun =
 
 type Stop = 'timeout' | 'output_limit' | 'memory_limit';
 
-export interface TestLaunch {
+/** How one answer's sandbox starts and what holds each of its tests. */
+export interface SandboxLaunch {
   argv: string[];
   uid?: number;
   gid?: number;
-  /** From the sandbox's ready byte to the kill. */
-  timeoutMs: number;
-  /** From the spawn to the ready byte; past it the sandbox, not the answer, failed. */
+  /** From the spawn to the first test's ready byte; past it the sandbox, not the answer, failed. */
   setupTimeoutMs: number;
   maxOutputBytes: number;
   /** What all processes of the sandbox may hold together. */
@@ -35,6 +34,9 @@ export interface TestLaunch {
   /** Bytes for fd 5 (bwrap's --seccomp), when the tool installs the filter. */
   seccompFilter?: Buffer;
 }
+
+/** A test run in a sandbox that already ran one, whose launcher did not say "ready" in time or had ended: run it in a fresh one. */
+export const NOT_READY = 'not ready';
 
 const STDERR_TAIL = 4000;
 /** After the kill or the exit, how long stdio may take to drain before the run resolves without it. */
@@ -50,23 +52,52 @@ const MEMORY_POLL_MS = 50;
  * does (nor a worker frozen for good) stretches a test without bound.
  */
 export const FREEZE_ALLOWANCE_MS = 10_000;
-/** The launcher's line on fd 4 when the solution's process ends (launcher.py, `ending`). */
-const END_RECORD = /^(exit|signal) (\d+) cpu ([\d.]+) cpu_limit ([01])\n$/;
+/** The launcher's line on fd 4 when the solution's process ends (launcher.py, `ending`): how, and what it relayed. */
+const END_RECORD = /^(exit|signal) (\d+) cpu ([\d.]+) cpu_limit ([01]) out (\d+) err (\d+)$/;
+
+interface CurrentTest {
+  started: number;
+  reused: boolean;
+  output: BoundedOutput;
+  tail: OutputTail;
+  ready: boolean;
+  stopped?: Stop;
+  report?: string;
+  /** Bytes of stdout and stderr received for this test; the end line says how many the launcher relayed. */
+  outBytes: number;
+  errBytes: number;
+  timers: Array<{ cancel(): void }>;
+  settle(): void;
+}
 
 /**
- * Runs one test in a fresh sandbox: the job on fd 3, the test's input on stdin, the ready byte on fd 4 (and
- * bwrap's seccomp filter on fd 5), then the solution's stdout (bounded) and stderr (its tail), and on fd 4 the
- * launcher's line saying how the solution's process ended. The worker holding fd 4 open is the sandbox's
- * lifeline: the launcher ends the sandbox when it hangs up. Resolves at the
- * deadline whatever the solution did to its stdio; past the deadline, the output limit or the memory limit
- * (summed over the sandbox's processes) the whole sandbox is killed. Throws `SandboxFailure` when the sandbox
- * cannot start or ends before it is ready.
+ * One answer's sandbox, for its tests one after another. The job (code, mode, limits; never an expected output)
+ * goes on fd 3 once (and bwrap's seccomp filter on fd 5); each test's input goes on stdin as `<bytes>\n<input>`.
+ * For each test the launcher writes one byte on fd 4 as it forks the solution's process (the deadline and the
+ * memory poll start there), relays the solution's stdout (bounded) and stderr (its tail), and once that process
+ * ends writes its line on fd 4: how it ended and how many bytes of each stream it relayed, which the test waits
+ * for. Between tests the launcher kills every process the test left, empties the writable places and zeroes its
+ * buffers (launcher.py, `clean`). The worker holding fd 4 open is the sandbox's lifeline: the launcher ends the
+ * sandbox when it hangs up. A test that runs past its deadline, the output limit or the memory limit (summed over
+ * the sandbox's processes) kills the whole sandbox, which then serves no further test.
  */
-export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Promise<TestRun> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
+export class SandboxSession {
+  private readonly child: ChildProcess;
+  private readonly stdin: Writable;
+  private readonly streams: Array<Readable | Writable | null>;
+  private exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private killed = false;
+  private tests = 0;
+  private control = '';
+  private init: number | undefined;
+  private current: CurrentTest | undefined;
+  private failure: SandboxFailure | undefined;
+  private polling = false;
+  private testTimeout = 0;
+
+  constructor(private readonly launch: SandboxLaunch, job: SandboxJob) {
     const [command, ...args] = launch.argv;
-    const child = spawn(command!, args, {
+    this.child = spawn(command!, args, {
       cwd: '/',
       // Nothing of the worker's environment: no credentials, no DATABASE_URL, no PATH.
       env: {},
@@ -74,97 +105,177 @@ export function runTest(launch: TestLaunch, job: SandboxJob, input: string): Pro
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', launch.seccompFilter ? 'pipe' : 'ignore'],
       ...(launch.uid === undefined ? {} : { uid: launch.uid, gid: launch.gid }),
     });
-    const [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel] = child.stdio as unknown as [Writable, Readable, Readable, Writable, Readable, Writable | null];
-    const output = new BoundedOutput(launch.maxOutputBytes);
-    const tail = new OutputTail(STDERR_TAIL);
-    let ready = false;
-    let stopped: Stop | undefined;
-    let init: number | undefined;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let settled = false;
-    let deadline: RunningBudget | undefined;
-    let drain: NodeJS.Timeout | undefined;
-    let memoryPoll: NodeJS.Timeout | undefined;
-    let hardDeadline: NodeJS.Timeout | undefined;
-    let report = '';
-
-    const settle = (): void => {
-      if (settled) return;
-      settled = true;
-      deadline?.cancel();
-      clearTimeout(drain);
-      setup.cancel();
-      clearInterval(memoryPoll);
-      clearTimeout(hardDeadline);
-      if (child.pid !== undefined && exit === undefined) killSandbox(child.pid);
-      for (const stream of [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel]) stream?.destroy();
-      const elapsedMs = performance.now() - started;
-      if (!ready) {
-        const how = exit ? (exit.signal ?? `status ${exit.code}`) : 'no exit';
-        reject(new SandboxFailure(`${command} ended (${how}) before the sandbox was ready: ${tail.text().trim() || 'no error output'}`));
-      } else if (stopped) resolve({ kind: stopped, stderr: tail.text(), elapsedMs });
-      else resolve({ kind: 'exited', ...solutionEnd(report), stdout: output.bytes(), stderr: tail.text(), elapsedMs });
-    };
-    const stop = (why: Stop): void => {
-      if (stopped || settled) return;
-      stopped = why;
-      clearInterval(memoryPoll);
-      if (child.pid !== undefined) killSandbox(child.pid);
-      drain = setTimeout(settle, DRAIN_MS);
-    };
-    // Both limits count the time this process ran, not a freeze of it and the sandbox under it (running-budget.ts):
-    // a stalled worker must not judge a correct answer a timeout.
-    const setup = startRunningBudget(launch.setupTimeoutMs, () => {
-      if (!ready) settle();
-    });
-
-    let polling = false;
-    const pollMemory = async (): Promise<void> => {
-      if (polling || child.pid === undefined || exit || stopped) return;
-      polling = true;
-      try {
-        init ??= childrenOf(child.pid)[0];
-        const held = init === undefined ? undefined : await sandboxMemoryBytes(init, launch.memoryLimitBytes);
-        if (held !== undefined && held > launch.memoryLimitBytes) stop('memory_limit');
-      } finally {
-        polling = false;
-      }
-    };
-    // The ready byte, then (once the solution's process ends) the launcher's line saying how it ended.
-    readyChannel.on('data', (chunk: Buffer) => {
-      if (!ready) {
-        ready = true;
-        deadline = startRunningBudget(launch.timeoutMs, () => stop('timeout'));
-        hardDeadline = setTimeout(() => stop('timeout'), launch.timeoutMs + FREEZE_ALLOWANCE_MS);
-        // From the start, every MEMORY_POLL_MS: no window longer than that goes unseen.
-        memoryPoll = setInterval(() => void pollMemory(), MEMORY_POLL_MS);
-        chunk = chunk.subarray(1);
-      }
-      if (report.length < 200) report += chunk.toString('latin1');
-    });
+    const [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel] = this.child.stdio as unknown as [Writable, Readable, Readable, Writable, Readable, Writable | null];
+    this.stdin = stdin;
+    this.streams = [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel];
+    readyChannel.on('data', (chunk: Buffer) => this.onControl(chunk));
     stdout.on('data', (chunk: Buffer) => {
-      if (!output.push(chunk)) stop('output_limit');
+      const test = this.current;
+      if (!test) return;
+      test.outBytes += chunk.length;
+      if (!test.output.push(chunk)) this.stop('output_limit');
+      else this.checkEnd();
     });
-    stderr.on('data', (chunk: Buffer) => tail.push(chunk));
+    stderr.on('data', (chunk: Buffer) => {
+      const test = this.current;
+      if (!test) return;
+      test.errBytes += chunk.length;
+      test.tail.push(chunk);
+      this.checkEnd();
+    });
     // The solution may never read its input, or close it: a write error is no failure of the sandbox.
     stdin.on('error', () => {});
     jobChannel.on('error', () => {});
-    child.on('error', (error) => {
-      settled = true;
-      setup.cancel();
-      deadline?.cancel();
-      reject(new SandboxFailure(`cannot start ${command}: ${error.message}`, { cause: error }));
-    });
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      drain ??= setTimeout(settle, DRAIN_MS);
-    });
-    child.on('close', settle);
-    jobChannel.end(encodeJob(job));
     filterChannel?.on('error', () => {});
+    this.child.on('error', (error) => {
+      this.failure = new SandboxFailure(`cannot start ${command}: ${error.message}`, { cause: error });
+      this.exit ??= { code: null, signal: null };
+      this.current?.settle();
+    });
+    this.child.on('exit', (code, signal) => {
+      this.exit = { code, signal };
+      const test = this.current;
+      if (test) test.timers.push(timer(DRAIN_MS, () => test.settle()));
+    });
+    this.child.on('close', () => this.current?.settle());
+    jobChannel.end(encodeJob(job));
     filterChannel?.end(launch.seccompFilter);
-    stdin.end(input);
-  });
+  }
+
+  /** Whether the sandbox can take another test: it was neither killed nor has it ended. */
+  get usable(): boolean {
+    return !this.killed && this.exit === undefined && this.current === undefined;
+  }
+
+  /**
+   * Runs one test: the input on stdin, then what the solution printed and how its process ended. The first test
+   * of the sandbox throws `SandboxFailure` when the sandbox cannot start or ends before it is ready; a later one
+   * resolves `NOT_READY` then (within `readyTimeoutMs`), for the caller to run it in a fresh sandbox.
+   */
+  run(input: string, timeoutMs: number, readyTimeoutMs = this.launch.setupTimeoutMs): Promise<TestRun | typeof NOT_READY> {
+    if (!this.usable) return Promise.resolve(NOT_READY);
+    const reused = this.tests++ > 0;
+    this.testTimeout = timeoutMs;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const test: CurrentTest = {
+        started: performance.now(), reused, output: new BoundedOutput(this.launch.maxOutputBytes), tail: new OutputTail(STDERR_TAIL),
+        ready: false, outBytes: 0, errBytes: 0, timers: [],
+        settle: () => {
+          if (settled) return;
+          settled = true;
+          for (const each of test.timers) each.cancel();
+          this.current = undefined;
+          const elapsedMs = performance.now() - test.started;
+          if (!test.ready) {
+            this.kill();
+            if (reused) return resolve(NOT_READY);
+            const how = this.exit ? (this.exit.signal ?? `status ${this.exit.code}`) : 'no exit';
+            return reject(this.failure ?? new SandboxFailure(`${this.launch.argv[0]} ended (${how}) before the sandbox was ready: ${test.tail.text().trim() || 'no error output'}`));
+          }
+          if (test.stopped) return resolve({ kind: test.stopped, stderr: test.tail.text(), elapsedMs });
+          const end = solutionEnd(test.report ?? '');
+          // A sandbox that ended (or said nothing sensible) takes no further test.
+          if (end.code === null && end.signal === null) this.kill();
+          resolve({ kind: 'exited', ...end, stdout: test.output.bytes(), stderr: test.tail.text(), elapsedMs });
+        },
+      };
+      this.current = test;
+      if (this.failure || this.exit) return test.settle();
+      // Both limits count the time this process ran, not a freeze of it and the sandbox under it (running-budget.ts):
+      // a stalled worker must not judge a correct answer a timeout.
+      test.timers.push(startRunningBudget(readyTimeoutMs, () => {
+        if (!test.ready) test.settle();
+      }));
+      const bytes = Buffer.from(input, 'utf8');
+      this.stdin.write(`${bytes.length}\n`);
+      this.stdin.write(bytes);
+    });
+  }
+
+  /** Ends the sandbox, every process of it. */
+  close(): void {
+    this.kill();
+    for (const stream of this.streams) stream?.destroy();
+  }
+
+  private kill(): void {
+    if (this.killed) return;
+    this.killed = true;
+    if (this.child.pid !== undefined && this.exit === undefined) killSandbox(this.child.pid);
+  }
+
+  private stop(why: Stop): void {
+    const test = this.current;
+    if (!test || test.stopped) return;
+    test.stopped = why;
+    this.kill();
+    test.timers.push(timer(DRAIN_MS, () => test.settle()));
+  }
+
+  // Per test, the ready byte, then (once the solution's process ends) the launcher's line saying how it ended.
+  private onControl(chunk: Buffer): void {
+    this.control += chunk.toString('latin1');
+    const test = this.current;
+    if (!test) return;
+    if (!test.ready && this.control.startsWith('R')) {
+      this.control = this.control.slice(1);
+      test.ready = true;
+      test.timers.push(startRunningBudget(this.testTimeout, () => this.stop('timeout')));
+      test.timers.push(timer(this.testTimeout + FREEZE_ALLOWANCE_MS, () => this.stop('timeout')));
+      // From the start, every MEMORY_POLL_MS: no window longer than that goes unseen.
+      const poll = setInterval(() => void this.pollMemory(), MEMORY_POLL_MS);
+      test.timers.push({ cancel: () => clearInterval(poll) });
+    }
+    const end = this.control.indexOf('\n');
+    if (test.ready && end >= 0) {
+      test.report = this.control.slice(0, end);
+      this.control = this.control.slice(end + 1);
+      this.checkEnd();
+    } else if (this.control.length > 200) {
+      test.report = '';
+      this.checkEnd();
+    }
+  }
+
+  /** Settles the current test once its end line and every byte it announces have arrived. */
+  private checkEnd(): void {
+    const test = this.current;
+    if (!test || test.report === undefined || test.stopped) return;
+    const [, , , , , out, err] = END_RECORD.exec(test.report) ?? [];
+    if (out === undefined || (test.outBytes >= Number(out) && test.errBytes >= Number(err))) test.settle();
+  }
+
+  private async pollMemory(): Promise<void> {
+    const test = this.current;
+    const pid = this.child.pid;
+    if (this.polling || !test || pid === undefined || this.exit || test.stopped || test.report !== undefined) return;
+    this.polling = true;
+    try {
+      this.init ??= childrenOf(pid)[0];
+      const held = this.init === undefined ? undefined : await sandboxMemoryBytes(this.init, this.launch.memoryLimitBytes);
+      if (held !== undefined && held > this.launch.memoryLimitBytes && this.current === test) this.stop('memory_limit');
+    } finally {
+      this.polling = false;
+    }
+  }
+}
+
+/** Runs one test in a fresh sandbox of its own, then ends it; see `SandboxSession`. */
+export async function runTest(launch: SandboxLaunch, job: SandboxJob, input: string, timeoutMs: number): Promise<TestRun> {
+  const session = new SandboxSession(launch, job);
+  try {
+    const run = await session.run(input, timeoutMs);
+    if (run === NOT_READY) throw new SandboxFailure(`${launch.argv[0]} was not ready`);
+    return run;
+  } finally {
+    session.close();
+  }
+}
+
+function timer(ms: number, then: () => void): { cancel(): void } {
+  const handle = setTimeout(then, ms);
+  return { cancel: () => clearTimeout(handle) };
 }
 
 /** How the solution's process ended, from the launcher's line; nulls when the sandbox ended without one. */

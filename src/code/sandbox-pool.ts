@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { runTest, type TestRun } from './run-test.js';
+import { NOT_READY, SandboxSession, type TestRun } from './run-test.js';
 import { sandboxArgv } from './sandbox-command.js';
 import { sandboxConfigFromEnv, type IsolationTool, type SandboxConfig } from './sandbox-config.js';
 import { SandboxFailure } from './sandbox-failure.js';
@@ -46,23 +46,56 @@ export class CodeSandboxPool {
     return this.chosen;
   }
 
-  /** Runs one test of an answer when a sandbox is free; see `runTest`. */
+  /** Runs one test of an answer in a sandbox of its own when one is free; see `SandboxSession`. */
   async runTest(answer: AnswerCode, input: string, timeoutMs: number): Promise<TestRun> {
-    return this.runWith(await this.tool(), answer, input, timeoutMs);
+    const tests = this.answer(answer);
+    try {
+      return await tests.run(input, timeoutMs);
+    } finally {
+      tests.close();
+    }
+  }
+
+  /**
+   * The tests of one answer, one after another in one sandbox (a fresh fork of the launcher per test, cleaned
+   * between them; a fresh sandbox after any test that killed it). It holds one of the pool's places from its first
+   * test until `close`, which the caller must call.
+   */
+  answer(answer: AnswerCode): AnswerTests {
+    return new AnswerTests(this, answer);
+  }
+
+  /** @internal Waits for a place in the pool; the function it resolves to gives it back (once). */
+  async acquirePlace(): Promise<() => void> {
+    await this.acquire();
+    let released = false;
+    return () => {
+      if (!released) this.release();
+      released = true;
+    };
+  }
+
+  /** @internal A fresh sandbox for `answer` under `tool`. */
+  session(tool: IsolationTool, answer: AnswerCode): SandboxSession {
+    const argv = sandboxArgv(tool, this.config);
+    argv[0] = resolveTool(tool);
+    const job = sandboxJob(answer.code, answer.fnName, { timeoutS: answer.timeoutS, memoryMb: answer.memoryMb }, tool, this.config);
+    return new SandboxSession({
+      argv, ...sandboxOwner(), setupTimeoutMs: SETUP_TIMEOUT_MS, maxOutputBytes: this.config.maxOutputBytes, memoryLimitBytes: answer.memoryMb * 1024 * 1024,
+      ...(tool === 'bwrap' ? { seccompFilter: (this.filter ??= seccompFilter()) } : {}),
+    }, job);
   }
 
   private async runWith(tool: IsolationTool, answer: AnswerCode, input: string, timeoutMs: number): Promise<TestRun> {
-    await this.acquire();
+    const release = await this.acquirePlace();
+    const session = this.session(tool, answer);
     try {
-      const argv = sandboxArgv(tool, this.config);
-      argv[0] = resolveTool(tool);
-      const job = sandboxJob(answer.code, answer.fnName, { timeoutS: answer.timeoutS, memoryMb: answer.memoryMb }, tool, this.config);
-      return await runTest({
-        argv, ...sandboxOwner(), timeoutMs, setupTimeoutMs: SETUP_TIMEOUT_MS, maxOutputBytes: this.config.maxOutputBytes, memoryLimitBytes: answer.memoryMb * 1024 * 1024,
-        ...(tool === 'bwrap' ? { seccompFilter: (this.filter ??= seccompFilter()) } : {}),
-      }, job, input);
+      const run = await session.run(input, timeoutMs);
+      if (run === NOT_READY) throw new SandboxFailure(`${tool} was not ready`);
+      return run;
     } finally {
-      this.release();
+      session.close();
+      release();
     }
   }
 
@@ -105,6 +138,46 @@ export class CodeSandboxPool {
     const next = this.waiting.shift();
     if (next) next();
     else this.running -= 1;
+  }
+}
+
+/**
+ * How long a sandbox that already ran a test may take to be ready for the next (its launcher kills what the last
+ * test left and empties its files first); past it, or when it ended, the test runs in a fresh sandbox.
+ */
+const REUSE_READY_MS = 2_000;
+
+/** The tests of one answer; see `CodeSandboxPool.answer`. */
+export class AnswerTests {
+  private release: (() => void) | undefined;
+  private current: SandboxSession | undefined;
+  private closed = false;
+
+  constructor(private readonly pool: CodeSandboxPool, private readonly code: AnswerCode) {}
+
+  /** Runs the next test: in the answer's sandbox while it can take one, else in a fresh one. */
+  async run(input: string, timeoutMs: number): Promise<TestRun> {
+    if (this.closed) throw new Error('the answer\'s tests are closed');
+    const tool = await this.pool.tool();
+    this.release ??= await this.pool.acquirePlace();
+    const started = performance.now();
+    if (this.current?.usable) {
+      const run = await this.current.run(input, timeoutMs, REUSE_READY_MS);
+      if (run !== NOT_READY) return { ...run, elapsedMs: performance.now() - started };
+    }
+    this.current?.close();
+    this.current = this.pool.session(tool, this.code);
+    const run = await this.current.run(input, timeoutMs);
+    if (run === NOT_READY) throw new SandboxFailure(`${tool} was not ready`);
+    return { ...run, elapsedMs: performance.now() - started };
+  }
+
+  /** Ends the answer's sandbox and gives its place back. */
+  close(): void {
+    this.closed = true;
+    this.current?.close();
+    this.current = undefined;
+    this.release?.();
   }
 }
 

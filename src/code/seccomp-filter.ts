@@ -3,18 +3,19 @@
  * the sandbox's namespaces alone do not close:
  * - reaching another process's memory or descriptors (ptrace, process_vm_*, pidfd_getfd, kcmp), which is how
  *   an answer would forge a verdict or undo its clean-up;
- * - memory no rlimit counts (memfd, SysV shared memory and message queues, userfaultfd), and sockets: a socket's
- *   buffers are kernel memory no rlimit and no /proc figure of the sandbox counts (a 128 MB answer held 1 GiB in
- *   socketpairs), and a unix socket carries descriptors in flight past RLIMIT_NOFILE. The sandbox has no network,
+ * - memory no rlimit counts (memfd, SysV shared memory and message queues, POSIX message queues, userfaultfd),
+ *   and sockets: a socket's buffers are kernel memory no rlimit and no /proc figure of the sandbox counts (a 128 MB
+ *   answer held 1 GiB in socketpairs), and a unix socket carries descriptors in flight past RLIMIT_NOFILE. The sandbox has no network,
  *   so only local sockets were possible; what needs one (asyncio's event loop, multiprocessing's managers) fails;
- * - state shared between answers through the kernel (keyrings);
+ * - state shared between answers, or between the tests of one answer, which share a sandbox, through the kernel
+ *   (keyrings, POSIX message queues, which live in the sandbox's IPC namespace);
  * - kernel surfaces that bypass or outlive the filter (io_uring, bpf, perf) and new mounts or namespaces.
  */
 const DENIED: ReadonlyArray<readonly [name: string, x64: number, arm64: number]> = [
   ['ptrace', 101, 117], ['process_vm_readv', 310, 270], ['process_vm_writev', 311, 271], ['pidfd_getfd', 438, 438], ['kcmp', 312, 272],
   ['memfd_create', 319, 279], ['memfd_secret', 447, 447], ['userfaultfd', 323, 282],
   ['shmget', 29, 194], ['shmat', 30, 196], ['shmctl', 31, 195], ['shmdt', 67, 197],
-  ['msgget', 68, 186], ['msgsnd', 69, 189], ['msgrcv', 70, 188], ['msgctl', 71, 187],
+  ['msgget', 68, 186], ['msgsnd', 69, 189], ['msgrcv', 70, 188], ['msgctl', 71, 187], ['mq_open', 240, 180],
   ['semget', 64, 190], ['semop', 65, 193], ['semctl', 66, 191], ['semtimedop', 220, 192],
   ['keyctl', 250, 219], ['add_key', 248, 217], ['request_key', 249, 218],
   ['io_uring_setup', 425, 425], ['io_uring_enter', 426, 426], ['io_uring_register', 427, 427], ['bpf', 321, 280], ['perf_event_open', 298, 241],

@@ -33,19 +33,29 @@ export async function verifyCodeAnswer(task: CodeTask, prediction: string, optio
   // The answer's overall budget counts time in its sandboxes, not time spent waiting for one.
   let budgetMs = Math.min(sandbox.config.answerTimeoutS, total * timeoutS + 5) * 1000;
   const rules = new Set<string>();
-  for (let index = 0; index < total; index++) {
-    const test = `test ${index + 1} of ${total}`;
-    if (budgetMs <= 0) return verdict({ status: 'timeout', passed: index, detail: `the answer ran past its overall limit after ${index} of ${total} tests` });
-    const overall = budgetMs < timeoutS * 1000;
-    const run = await sandbox.runTest(answer, task.tests.inputs[index] ?? '', Math.min(timeoutS * 1000, budgetMs));
-    budgetMs -= run.elapsedMs;
-    const outcome = judgeRun(run, task.tests.outputs[index] ?? '', task.tests.fnName !== '');
-    if (outcome.status !== 'passed') {
-      const why = outcome.status === 'timeout' && overall ? 'the answer ran past its overall limit' : outcome.detail;
-      return verdict({ status: outcome.status, passed: index, detail: `${test}: ${why}` });
-    }
-    rules.add(outcome.rule);
+  // One sandbox for all its tests, each in a fresh fork of a clean launcher (`CodeSandboxPool.answer`).
+  const tests = sandbox.answer(answer);
+  try {
+    return await runTests();
+  } finally {
+    tests.close();
   }
-  return verdict({ status: 'correct', passed: total, detail: `all ${total} tests passed (${[...rules].join(', ')})` });
+
+  async function runTests(): Promise<CodeVerdict> {
+    for (let index = 0; index < total; index++) {
+      const test = `test ${index + 1} of ${total}`;
+      if (budgetMs <= 0) return verdict({ status: 'timeout', passed: index, detail: `the answer ran past its overall limit after ${index} of ${total} tests` });
+      const overall = budgetMs < timeoutS * 1000;
+      const run = await tests.run(task.tests.inputs[index] ?? '', Math.min(timeoutS * 1000, budgetMs));
+      budgetMs -= run.elapsedMs;
+      const outcome = judgeRun(run, task.tests.outputs[index] ?? '', task.tests.fnName !== '');
+      if (outcome.status !== 'passed') {
+        const why = outcome.status === 'timeout' && overall ? 'the answer ran past its overall limit' : outcome.detail;
+        return verdict({ status: outcome.status, passed: index, detail: `${test}: ${why}` });
+      }
+      rules.add(outcome.rule);
+    }
+    return verdict({ status: 'correct', passed: total, detail: `all ${total} tests passed (${[...rules].join(', ')})` });
+  }
 }
 

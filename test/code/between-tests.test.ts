@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { CodeSandboxPool, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
+import { fenced, SANDBOXES } from './sandbox-fixtures.js';
+
+// All tests of one answer share one sandbox (one bwrap or `unshare`, one Python start), each in a fresh fork of
+// the launcher: nothing a test leaves may reach the next. The first test plants state everywhere a solution can
+// write (files in each writable place, deep and unreadable trees, the places' own mode, times and extended
+// attributes, module globals, the environment, processes that detach and keep writing, a POSIX message queue,
+// bytes it printed left in the memory a fork inherits); every later test looks for each and prints what it found.
+const PLANT_AND_PROBE = `import ctypes, os, re, sys, time
+QUEUE = b"/ratchet-leak"
+def message_queue():
+    try:
+        librt = ctypes.CDLL("librt.so.1", use_errno=True)
+    except OSError:
+        return -1
+    librt.mq_open.restype = ctypes.c_int
+    return librt.mq_open(QUEUE, os.O_RDONLY)
+if input() == "plant":
+    for place in ("/sandbox", "/tmp", "/dev/shm"):
+        with open(place + "/left", "w") as left:
+            left.write("from test 1")
+    os.makedirs("/tmp/a/b/c/d")
+    open("/tmp/a/b/c/d/deep", "w").close()
+    os.makedirs("/sandbox/closed/inner")
+    os.chmod("/sandbox/closed/inner", 0)
+    os.chmod("/sandbox/closed", 0)
+    os.symlink("/usr", "/tmp/link")
+    try:
+        os.setxattr("/sandbox", "user.left", b"from test 1")
+    except OSError:
+        pass
+    os.utime("/tmp", (12345, 12345))
+    os.chmod("/dev/shm", 0o701)
+    import math
+    math.left = "from test 1"
+    os.environ["LEFT"] = "from test 1"
+    try:
+        librt = ctypes.CDLL("librt.so.1", use_errno=True)
+        librt.mq_open(QUEUE, os.O_CREAT | os.O_RDWR, 0o600, None)
+    except OSError:
+        pass
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            while True:
+                with open("/tmp/late", "w") as late:
+                    late.write("from test 1")
+                time.sleep(0.01)
+        os._exit(0)
+    for _ in range(10):
+        os.write(1, b"Q" * 6000)
+        time.sleep(0.01)
+else:
+    time.sleep(0.2)
+    leaks = []
+    for place in ("/sandbox", "/tmp", "/dev/shm"):
+        leaks += [place + "/" + name for name in os.listdir(place) if name != "solution.py"]
+    try:
+        leaks += ["xattr " + name for name in os.listxattr("/sandbox")]
+    except OSError:
+        pass
+    if os.stat("/tmp").st_mtime == 12345:
+        leaks.append("/tmp's times")
+    if os.stat("/dev/shm").st_mode & 0o777 == 0o701:
+        leaks.append("/dev/shm's mode")
+    import math
+    if hasattr(math, "left"):
+        leaks.append("a module global")
+    if "LEFT" in os.environ:
+        leaks.append("the environment")
+    others = [pid for pid in os.listdir("/proc") if pid.isdigit() and int(pid) not in (1, os.getpid())]
+    if others:
+        leaks.append("processes %s" % others)
+    if message_queue() >= 0:
+        leaks.append("a message queue")
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            start, end = (int(part, 16) for part in line.split()[0].split("-"))
+            if "r" not in line.split()[1]:
+                continue
+            try:
+                mem.seek(start)
+                if re.search(rb"Q{5000}", mem.read(end - start)):
+                    leaks.append("test 1's output in memory")
+                    break
+            except (OSError, ValueError, OverflowError):
+                pass
+    print("clean" if not leaks else "left: " + ", ".join(leaks))
+`;
+
+const TASK: CodeTask = { tests: { inputs: ['plant\n', 'probe\n', 'probe\n'], outputs: ['Q'.repeat(60000), 'clean', 'clean'], fnName: '' }, timeoutS: 5, memoryMb: 256 };
+
+describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => {
+  const sandbox = new CodeSandboxPool({ concurrency: 1, ...(tool ? { tool } : {}) });
+
+  it('leaves nothing of a test to the next: files, modes, times, attributes, globals, environment, processes, queues, memory', { timeout: 30_000 }, async () => {
+    const verdict = await verifyCodeAnswer(TASK, fenced(PLANT_AND_PROBE), { sandbox });
+    expect(verdict.detail).toMatch(/^all 3 tests passed/);
+    expect(verdict.status).toBe('correct');
+  });
+
+  it('runs all of an answer\'s tests in one sandbox: one sandbox start, whatever the number of tests', { timeout: 30_000 }, async () => {
+    // The launcher's start time, as each test sees its pid 1: the same for every test of one answer.
+    const code = 'print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])';
+    const tests = sandbox.answer({ code, fnName: '', timeoutS: 5, memoryMb: 256 });
+    try {
+      const starts = [];
+      for (let i = 0; i < 3; i++) {
+        const run = await tests.run('', 5000);
+        starts.push(run.kind === 'exited' ? run.stdout.toString().trim() : run.kind);
+      }
+      expect(new Set(starts).size).toBe(1);
+    } finally {
+      tests.close();
+    }
+  });
+});
