@@ -111,9 +111,10 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
 
     it('stops the request on the server when the caller\'s signal aborts', async () => {
       const controller = new AbortController();
-      // Long enough that no server can finish it before the disconnect reaches it (a tiny CPU model streams
-      // a short request whole before the first chunk's abort lands).
-      const req = request({ signal: controller.signal, maxNewTokens: 1024 });
+      // As long as the window allows (SGLang wants one token of room), so that no server finishes it before the
+      // disconnect reaches it: a tiny CPU model streams a short request whole before the first chunk's abort
+      // lands, and under load (the test process, which is also the recording proxy, starved) once streamed 1,024.
+      const req = request({ signal: controller.signal, maxNewTokens: server.contextWindow - server.prompt.length - 1 });
       const failure = collect(req, () => controller.abort(new Error('caller gave up')));
       await expect(failure).rejects.toThrow('caller gave up');
       expect(['disconnect', 'abort']).toContain(await endOf(req.requestId));
