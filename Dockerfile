@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # Ratchet worker image: `docker build -t ratchet-rollouts .`, then
 # `docker run ratchet-rollouts worker cpu|gpu` (see deploy/README.md).
-# Node 24 LTS: CI runs the demo and the replay of every recorded history on it (.ci/run, scripts/ci/with-node.sh).
+# Node 24 LTS, one of the two lines Ratchet supports (24 and 26; package.json engines): CI runs every test on it
+# (.ci/run, scripts/ci/with-node.sh), and the demo, the replays and the integration essentials on 26.
 ARG NODE_VERSION=24.22.3
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
