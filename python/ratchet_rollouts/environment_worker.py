@@ -11,9 +11,9 @@ Nothing outlives a call (the state travels with the workflow), so workers can be
 time. Each call heartbeats every `HEARTBEAT_INTERVAL_S` (2 s) while it runs: the workflow gives resets and steps a
 heartbeat timeout (`environmentHeartbeatSeconds`, 10 s by default), so a killed worker's step is retried on another
 within seconds. Failures reach the workflow typed: `EnvironmentDataError` (non-retryable) for `EnvironmentFailure(...,
-"data")`; `EnvironmentError` for anything else, retryable when it came from the environment's code (the workflow
-bounds the attempts), non-retryable when the environment answered something the workflow cannot use (a malformed
-result, a state that is not JSON), since a retry of deterministic code would answer the same.
+"data")` and for anything the workflow cannot use (a malformed request or result, a state that is not JSON, observations
+or a state over the bounds of `bounds.py`: a retry of deterministic code would answer the same), naming the field and
+the size; `EnvironmentError` for anything else the environment's code raises, retried (the workflow bounds the attempts).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import copy
 import importlib
 import importlib.util
 import inspect
+import json
 import logging
 import math
 import os
@@ -40,6 +41,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
+from .bounds import MAX_OBSERVATION_CHARS, MAX_STATE_BYTES, MAX_VERDICT_CHARS
 from .environment import Action, Environment, EnvironmentFailure, EnvironmentTask, FinishReason, StepResult
 from .errors import RatchetError
 from .settings import temporal_connect_config
@@ -50,7 +52,6 @@ TASK_QUEUE_PREFIX = "ratchet-env-"
 #: Failure types the workflow tells apart.
 DATA_ERROR = "EnvironmentDataError"
 ENVIRONMENT_ERROR = "EnvironmentError"
-MAX_VERDICT_CHARS = 64
 DEFAULT_MAX_CONCURRENT = 100
 #: Seconds between heartbeats while a reset or step runs: the workflow's heartbeat timeout
 #: (`timeouts.environmentHeartbeatSeconds`, 10 s by default) notices a killed worker from their absence.
@@ -86,7 +87,8 @@ class _Malformed(Exception):
 
 
 def _non_retryable(message: str) -> ApplicationError:
-    return ApplicationError(message, type=ENVIRONMENT_ERROR, non_retryable=True)
+    """Something the workflow cannot use, which another attempt would answer the same: data, not retried."""
+    return ApplicationError(message, type=DATA_ERROR, non_retryable=True)
 
 
 def json_problem(value: object, where: str) -> str | None:
@@ -183,6 +185,9 @@ def _messages(value: object, where: str) -> list[dict[str, str]]:
         if not isinstance(content, str):
             raise _Malformed(f"{at}.content is {content!r}, not a string")
         checked.append({"role": role, "content": content})
+    chars = sum(len(m["content"]) for m in checked)
+    if chars > MAX_OBSERVATION_CHARS:
+        raise _Malformed(f"{where} hold {chars} characters, over the {MAX_OBSERVATION_CHARS} a step may add")
     return checked
 
 
@@ -227,6 +232,12 @@ def _state(environment: Environment) -> dict[str, Any]:
         raise _Malformed(
             f"the state (the instance's attributes) is not JSON: {problem}. Keep plain values on self; keep "
             "connections, generators and models at class or module level"
+        )
+    size = len(json.dumps(state, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    if size > MAX_STATE_BYTES:
+        raise _Malformed(
+            f"the state (the instance's attributes) is {size} bytes of JSON, over the {MAX_STATE_BYTES} a state may hold "
+            "(keep large things in the environment, keyed by the trajectory id)"
         )
     return state
 

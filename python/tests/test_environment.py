@@ -203,7 +203,7 @@ def test_a_malformed_result_is_a_non_retryable_error_naming_the_field(result: An
     start = reset_request("answering")
     with pytest.raises(ApplicationError) as raised:
         run(EnvironmentActivities(answering(result)).step(step_request(start, 0, "hi", {})))
-    assert (raised.value.type, raised.value.non_retryable) == ("EnvironmentError", True)
+    assert (raised.value.type, raised.value.non_retryable) == ("EnvironmentDataError", True)
     assert raised.value.message.startswith("Answering.step returned a malformed result: ")
     assert named in raised.value.message
 
@@ -221,7 +221,7 @@ def test_a_state_that_is_not_json_is_refused_clearly(attributes: dict[str, Any],
     start = reset_request("answering")
     with pytest.raises(ApplicationError) as raised:
         run(EnvironmentActivities(answering(ok(), **attributes)).step(step_request(start, 0, "hi", {})))
-    assert (raised.value.type, raised.value.non_retryable) == ("EnvironmentError", True)
+    assert (raised.value.type, raised.value.non_retryable) == ("EnvironmentDataError", True)
     assert "the state (the instance's attributes) is not JSON: " + named in raised.value.message
 
 
@@ -262,7 +262,7 @@ def test_a_malformed_request_is_a_non_retryable_error_naming_the_field(change: d
     request = {**step_request(reset_request(), 0, "up", {"target": 3, "count": 0, "history": []}), **change}
     with pytest.raises(ApplicationError) as raised:
         run(EnvironmentActivities(Counter).step(request))
-    assert (raised.value.type, raised.value.non_retryable) == ("EnvironmentError", True)
+    assert (raised.value.type, raised.value.non_retryable) == ("EnvironmentDataError", True)
     assert named in raised.value.message
     missing = reset_request()
     del missing["qid"]
