@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { WorkflowBundleOption } from '@temporalio/worker';
 import { CodeSandboxPool } from '../code/index.js';
 import { loadDataset, type Problem } from '../datasets/index.js';
+import type { Environment } from '../environments/environment.js';
 import { createBackend } from '../policy/backend-config.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import { NO_FAULTS } from '../policy/simulated/faults.js';
@@ -29,6 +30,8 @@ export interface WorkerOptions {
   serverName?: string;
   /** Workflow code for the CPU worker: the current release's unless given. */
   workflowBundle?: WorkflowBundleOption;
+  /** The user's own environments, run in the CPU worker beside the built-in ones (what RATCHET_ENVIRONMENTS loads). */
+  environments?: readonly Environment[];
 }
 
 /** A scratch stack with the simulated policy, and workers and a controller started on demand in this process. */
@@ -65,7 +68,7 @@ export async function startSimulatedStack<T extends StartedTemporal = StartedTem
     const workersOf = async (options: WorkerOptions = {}) => {
       const workers = await startWorkers({
         temporal: { address: stack.temporalAddress, settings: loopbackTemporal(stack.temporalAddress) }, pool, databaseUrl: stack.databaseUrl,
-        cpu: options.cpu === false ? undefined : { tokenizer, verifier, sandbox, workflowBundle: options.workflowBundle },
+        cpu: options.cpu === false ? undefined : { tokenizer, verifier, sandbox, workflowBundle: options.workflowBundle, environments: options.environments },
         gpu: options.gpu === false ? undefined : {
           backend: options.backend ?? createBackend('sglang', policy.url), slots: options.slots ?? 16, serverName: options.serverName, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
         },

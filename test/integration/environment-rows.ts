@@ -9,7 +9,11 @@ import { returnsToGo } from '../../src/trajectory/rewards.js';
 export interface StoredStep {
   turn: number;
   verdict: string;
-  step: { observations: { role: string; content: string }[]; reward: number; done: boolean; info: Record<string, unknown> } | null;
+  step: {
+    observations: { role: string; content: string }[]; reward: number; done: boolean; info: Record<string, unknown>;
+    /** The environment's own success (release 6 keeps it with the step; absent in steps kept before). */
+    success?: boolean;
+  } | null;
 }
 
 /** The stored steps of a trajectory, by turn. */
