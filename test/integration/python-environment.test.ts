@@ -90,7 +90,8 @@ async function expectGuessRows(rows: ExportedTrajectory[]): Promise<void> {
       expect(step!.reward).toBe(verdict === 'correct' ? 1 : 0);
       expect(step!.done).toBe(verdict === 'correct');
       expect(step!.info).toEqual({ guesses: t + 1 });
-      expect(row.successes[t]).toBe(verdict === 'correct');
+      // The row's success is the environment's own answer, whatever its verdict's label.
+      expect(row.successes[t]).toBe(step!.success);
     }
     expect(row.end_reason).toBe(steps.at(-1)!.verdict === 'correct' ? 'done' : 'turns');
   }
