@@ -30,6 +30,7 @@ import { tokenPage } from './pages/token-page.js';
 import { trajectoryPage } from './pages/trajectory-page.js';
 import { loadTrajectoryDetails, trajectoryStamp } from './trajectory-details.js';
 import { loadRunCharts } from './run-charts-view.js';
+import { MAX_COMPARED } from './chart-overlay.js';
 import { trajectoryCsv } from './trajectory-csv.js';
 import type { TemporalAccess } from './workflow-lookup.js';
 
@@ -53,9 +54,10 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.use('/runs/:runId/*', async (c, next) => (await missingRun(pool, c.req.param('runId'), c.req.query('compare'))) ?? next());
   app.use('/runs/:runId', async (c, next) => (await missingRun(pool, c.req.param('runId'), c.req.query('compare'))) ?? next());
   app.use('/api/runs/:runId', async (c, next) => {
-    const [runId, compare] = [c.req.param('runId'), c.req.query('compare') || undefined];
-    const known = await knownRuns(pool, compare ? [runId, compare] : [runId]);
-    const missing = [runId, compare].filter((id): id is string => id !== undefined && !known.has(id));
+    const runId = c.req.param('runId');
+    const ids = [runId, ...comparedRuns(runId, c.req.query('compare'))];
+    const known = await knownRuns(pool, ids);
+    const missing = ids.filter((id) => !known.has(id));
     return missing.length > 0 ? c.json({ error: notFoundText(runId, missing) }, 404) : next();
   });
   app.get('/runs/:runId', async (c) => {
@@ -86,14 +88,14 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
     return c.html(problemsPage(runId, problems, count, sort, direction, qidContains, byVersion));
   });
   // What the run page polls: `curves` and `training` hold the numbers (each point with its sample count), `charts` every
-  // chart drawn from them; `?compare=<run>` overlays another run's curves and adds its numbers as `compare`; `batches`
+  // chart drawn from them; `?compare=<run>,<run>` overlays other runs' curves and adds their numbers as `compare`; `batches`
   // the newest batches; `servers` turn affinity and the prefix cache (shares, null until something counts).
   // Which weights each inference server serves now, and the served-weights ledger (ratchet policy status --json).
   app.get('/api/weights', async (c) => c.json({ servers: await serversNow(pool), ledger: await servedWeights(pool, { limit: 200 }) }));
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
     const [{ counters, servers }, charts, batches] = await Promise.all([
-      runCountersAndServers(pool, runId), loadRunCharts(pool, runId, c.req.query('compare') || undefined), listBatches(pool, runId),
+      runCountersAndServers(pool, runId), loadRunCharts(pool, runId, comparedRuns(runId, c.req.query('compare'))), listBatches(pool, runId),
     ]);
     return c.json({ counters, servers, ...charts, batches, live: counters.running + counters.queued > 0 });
   });
@@ -137,9 +139,9 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
 
 /** The 404 page for a run id, or a compare target, that names no run; undefined when both are runs. */
 async function missingRun(pool: pg.Pool, runId: string, compareQuery: string | undefined): Promise<Response | undefined> {
-  const compare = compareQuery || undefined;
-  const known = await knownRuns(pool, compare ? [runId, compare] : [runId]);
-  const missing = [runId, compare].filter((id): id is string => id !== undefined && !known.has(id));
+  const ids = [runId, ...comparedRuns(runId, compareQuery)];
+  const known = await knownRuns(pool, ids);
+  const missing = ids.filter((id) => !known.has(id));
   if (missing.length === 0) return undefined;
   const body = html`<h1>Not found</h1><p id="not-found">${notFoundText(runId, missing)}</p>
 ${known.has(runId) ? '' : html`<p class="muted" id="awaiting">If a run of this name is submitted in the next ${AWAIT_RUN_MINUTES} minutes, this page opens it.</p>`}
@@ -157,9 +159,18 @@ function notFoundText(runId: string, missing: readonly string[]): string {
 /** How long a run's 404 page waits for the run to appear before it stops asking. */
 const AWAIT_RUN_MINUTES = 10;
 
+/**
+ * The runs `?compare=` names: one, or several separated by commas, in order, each once, never the shown run, at most
+ * MAX_COMPARED (so a run whose id holds a comma cannot be compared).
+ */
+export function comparedRuns(runId: string, compare: string | undefined): string[] {
+  const ids = (compare ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '' && id !== runId);
+  return [...new Set(ids)].slice(0, MAX_COMPARED);
+}
+
 async function runChartsPart(pool: pg.Pool, runId: string, compare: string | undefined): Promise<RunChartsPart> {
   const [view, settings, batches, runIds] = await Promise.all([
-    loadRunCharts(pool, runId, compare || undefined), runSettings(pool, runId), listBatches(pool, runId), trainingRunIds(pool),
+    loadRunCharts(pool, runId, comparedRuns(runId, compare)), runSettings(pool, runId), listBatches(pool, runId), trainingRunIds(pool),
   ]);
   return { runId, view, settings, batches, runIds };
 }

@@ -11,17 +11,18 @@ import { trainingCharts, type ChartSpec, type RunTraining } from './training-cha
 export interface RunChartsView {
   curves: RunCurves;
   training: RunTraining;
-  /** Every chart of the page; with a compared run, both runs' curves on each. */
+  /** Every chart of the page; with compared runs, every run's curves on each, one colour per run. */
   charts: ChartSpec[];
-  /** The compared run's numbers (`?compare=<run>`). */
-  compare?: { runId: string; curves: RunCurves; training: RunTraining };
+  /** The compared runs' numbers (`?compare=<run>,<run>`), in the order given; absent when none. */
+  compare?: { runId: string; curves: RunCurves; training: RunTraining }[];
 }
 
-export async function loadRunCharts(pool: pg.Pool, runId: string, compareId?: string): Promise<RunChartsView> {
-  const [shown, compared] = await Promise.all([runNumbers(pool, runId), compareId ? runNumbers(pool, compareId) : undefined]);
-  const charts = chartsOf(shown);
-  if (!compared || !compareId) return { ...shown, charts };
-  return { ...shown, charts: overlayCharts(charts, chartsOf(compared), [runId, compareId]), compare: { runId: compareId, ...compared } };
+export async function loadRunCharts(pool: pg.Pool, runId: string, compareIds: readonly string[] = []): Promise<RunChartsView> {
+  const [shown, ...compared] = await Promise.all([runNumbers(pool, runId), ...compareIds.map((id) => runNumbers(pool, id))]);
+  const charts = chartsOf(shown!);
+  if (compared.length === 0) return { ...shown!, charts };
+  const others = compared.map((numbers, i) => ({ runId: compareIds[i]!, ...numbers }));
+  return { ...shown!, charts: overlayCharts(charts, others.map((o) => ({ runId: o.runId, charts: chartsOf(o) })), runId), compare: others };
 }
 
 async function runNumbers(pool: pg.Pool, runId: string): Promise<{ curves: RunCurves; training: RunTraining }> {

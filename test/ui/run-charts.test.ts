@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRun } from '../../src/store/rollout-groups.js';
 import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
 import type { ChartSpec } from '../../src/ui/training-charts.js';
+import { runColour } from '../../src/ui/chart-overlay.js';
 import { wilsonInterval } from '../../src/ui/wilson.js';
 import { CURVES_RUN, curvesTrajectory, handOutBatch, seedCurvesRun } from '../store/curves-run.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
@@ -191,10 +192,31 @@ describe('the run page\'s charts', () => {
     expect(page.url()).toContain('/runs/curves?compare=curves-b');
     if (screenshots) await page.screenshot({ path: `${screenshots}/run-charts-compare.png`, fullPage: true });
     expect(await drawn('chart-by-turn')).toEqual({ data: [[1, 2], [0.4, 1], [0.25, 1]], labels: ['curves: success', 'curves-b: success'] });
-    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].series[2].dash)).toEqual([3, 3]);
+    // Each run in its own colour, named in the key.
+    const colours = () => page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.styles.map((s: { colour: string }) => s.colour));
+    expect(await colours()).toEqual([runColour(0), runColour(1)]);
+    expect(await page.$$eval('#compare-key .run-key', (keys) => keys.map((k) => [k.getAttribute('data-run'), (k as unknown as { style: { color: string } }).style.color])))
+      .toEqual([['curves', 'rgb(29, 95, 191)'], ['curves-b', 'rgb(192, 57, 43)']]);
     // The overlay survives the poll.
     await nextPoll();
     expect((await drawn('chart-by-turn'))!.labels).toEqual(['curves: success', 'curves-b: success']);
+  }, 30_000);
+
+  it('overlays more than two runs, each in a colour of its own, a measurement of a run told apart by its dash', async () => {
+    await open('/runs/curves?compare=curves-b,single');
+    expect((await drawn('chart-by-turn'))!.labels).toEqual(['curves: success', 'curves-b: success', 'single: success']);
+    const styles = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-over-time'].ratchet.spec.styles);
+    expect(styles.map((s: { colour: string }) => s.colour)).toEqual([runColour(0), runColour(0), runColour(1), runColour(1), runColour(2), runColour(2)]);
+    expect(new Set(styles.map((s: { colour: string }) => s.colour)).size).toBe(3);
+    // first turn solid, any turn dashed, in every run.
+    expect(styles.map((s: { dash?: number[] }) => s.dash ?? null)).toEqual([null, [6, 3], null, [6, 3], null, [6, 3]]);
+    expect(await page.$eval('#compare input[name="compare"]', (input) => (input as unknown as { value: string }).value)).toBe('curves-b,single');
+    // The poll asks for all of them, and a misspelt one among them is a 404 that names it.
+    await nextPoll();
+    expect((await drawn('chart-by-turn'))!.labels).toHaveLength(3);
+    const missing = await fetch(`${ui.url}/api/runs/curves?compare=curves-b,singel`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: 'No run singel to compare curves with.' });
   }, 30_000);
 });
 

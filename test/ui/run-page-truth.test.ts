@@ -90,7 +90,7 @@ describe('one definition of stale on the run page', () => {
     expect(page).toMatch(/id="trajectory-total"[^>]*>4</);
     expect(page).toMatch(/stale at hand-out<b data-counter="staleAtHandOut">4</);
     // The definition is named where the number is shown.
-    expect(page).toMatch(/title="Trajectories over the run(&#39;|')s staleness bound η at their latest hand-out, in any batch/);
+    expect(page).toMatch(/title="Trajectories over the run(&#39;|')s staleness bound η \(max_head_offpolicyness\) at their latest hand-out, in any batch/);
   });
 });
 

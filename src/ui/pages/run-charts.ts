@@ -3,6 +3,7 @@ import { LISTED_BATCHES, type BatchListEntry } from '../../store/batch-list.js';
 import type { RunSettings } from '../../store/run-settings.js';
 import { fixed, runHref, type Html } from '../layout.js';
 import type { RunChartsView } from '../run-charts-view.js';
+import { MAX_COMPARED, runColour } from '../chart-overlay.js';
 import { FEW_SAMPLES, type ChartSpec } from '../training-charts.js';
 import { chartBoxes } from './chart-boxes.js';
 import { trainingSection } from './training-section.js';
@@ -31,7 +32,7 @@ export interface RunChartsPart {
 export function runCharts({ runId, view, settings, batches, runIds }: RunChartsPart): Html {
   const placed = new Set(SECTIONS.flatMap(([, ids]) => ids).concat('chart-staleness'));
   const byId = (ids: readonly string[]) => ids.flatMap((id) => view.charts.filter((chart) => chart.id === id));
-  return html`${comparePicker(runId, view.compare?.runId, runIds)}
+  return html`${comparePicker(runId, (view.compare ?? []).map((c) => c.runId), runIds)}
 <p class="muted" id="few-samples-note">Legend values give n, the samples a point rests on; points resting on fewer than ${FEW_SAMPLES} are ringed.
  Charts over <select id="x-axis" onchange="RatchetUI.axis(this.value)" title="Show the charts whose x axis is this (histograms and charts by turn stay)">
 <option value="all">every x axis</option><option value="time">time</option><option value="version">policy version</option><option value="step">training step</option></select>
@@ -47,10 +48,11 @@ ${settingsTable(settings)}`;
 }
 
 
-function comparePicker(runId: string, compare: string | undefined, runIds: readonly string[]): Html {
-  return html`<form method="get" action="${runHref(runId)}" id="compare">compare with run
- <input name="compare" list="compare-runs" value="${compare ?? ''}" size="20"><datalist id="compare-runs">${runIds.filter((id) => id !== runId).map((id) => html`<option value="${id}">`)}</datalist>
- <button>overlay</button>${compare ? html` <a href="${runHref(runId)}">stop comparing</a> <span class="muted">(${compare}'s lines are dashed)</span>` : ''}</form>`;
+function comparePicker(runId: string, compare: readonly string[], runIds: readonly string[]): Html {
+  const key = [runId, ...compare].map((id, i) => html`<span class="run-key" data-run="${id}" style="color: ${runColour(i)}">■ ${id}</span>`);
+  return html`<form method="get" action="${runHref(runId)}" id="compare">compare with runs
+ <input name="compare" list="compare-runs" value="${compare.join(',')}" size="30" title="One run, or up to ${MAX_COMPARED} separated by commas"><datalist id="compare-runs">${runIds.filter((id) => id !== runId).map((id) => html`<option value="${id}">`)}</datalist>
+ <button>overlay</button>${compare.length > 0 ? html` <a href="${runHref(runId)}">stop comparing</a> <span class="muted" id="compare-key">each run in its colour (${key}); within a run, a line's dash tells its measurement</span>` : ''}</form>`;
 }
 
 function batchTable({ total, latest }: { total: number; latest: BatchListEntry[] }): Html {

@@ -68,7 +68,7 @@ ${disagreements.count > 0 ? html`<p class="flag" id="run-disagreements">Temporal
  (Temporal ${d.temporalStatus}, row ${d.rowStatus ?? 'missing'}) `)}</p>` : ''}
 ${runCharts(charts)}
 ${trajectories}`;
-  const script = `RatchetUI.charts(${embedded(charts.view.charts)});RatchetUI.pollRun(${embedded(runId)}, ${embedded(charts.view.compare?.runId ?? null)});${trajectoryListScript()}`;
+  const script = `RatchetUI.charts(${embedded(charts.view.charts)});RatchetUI.pollRun(${embedded(runId)}, ${embedded(charts.view.compare?.map((c) => c.runId).join(',') || null)});${trajectoryListScript()}`;
   return page(`Run ${runId}`, body, script);
 }
 
