@@ -21,7 +21,7 @@ import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../src/pol
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy, type SimulatedPolicyStats } from '../src/policy/simulated/server.js';
 import { runRollouts } from '../src/client/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../src/client/submit.js';
-import { stopProcess } from '../src/stack/temporal-dev-server.js';
+import { stopProcess } from '../src/stack/child-process.js';
 import { untilPolling } from '../src/stack/worker-pollers.js';
 import { pollUntil } from '../src/timing/poll-until.js';
 import type { TrajectoryRequest, TrajectoryResult } from '../src/workflows/trajectory-state.js';

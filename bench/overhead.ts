@@ -17,8 +17,7 @@ import { createBackend } from '../src/policy/backend-config.js';
 import { trajectoryRequests } from '../src/client/submit.js';
 import { startEmbeddedPostgresOnFreePort } from '../src/stack/embedded-postgres.js';
 import { freePort } from '../src/stack/free-port.js';
-import { startLocalTemporalServer } from '../src/stack/local-temporal-server.js';
-import { startTemporalDevServer } from '../src/stack/temporal-dev-server.js';
+import { startEmbeddedTemporal } from '../src/stack/embedded-temporal.js';
 import { openDatabase } from '../src/store/database.js';
 import { loadModelTokenizer } from '../src/tokens/model-tokenizer.js';
 import { VerifierPool } from '../src/verifier/index.js';
@@ -71,14 +70,12 @@ interface TemporalUnderTest {
 }
 
 async function startTemporal(kind: 'dev' | 'server'): Promise<TemporalUnderTest> {
-  const server = kind === 'dev'
-    ? await startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: await freePort(), headless: true })
-    : await startLocalTemporalServer({ stateDir, toolsDir: path.resolve('.ratchet'), log: (line) => console.error(line) });
+  const server = await startEmbeddedTemporal(kind, { stateDir, toolsDir: path.resolve('.ratchet'), headless: true, log: (line) => console.error(line) });
   const connection = await Connection.connect({ address: server.address });
   await ensureSearchAttributes(connection, 'default');
   const cpu: Record<string, () => number> = { temporalServer: () => treeCpuSeconds(server.pid!) };
   let transactions: (() => Promise<number>) | undefined;
-  if ('postgres' in server) {
+  if (server.kind === 'server') {
     const temporalPgPid = postmasterPid(server.postgres.dataDir);
     cpu.temporalPostgres = () => treeCpuSeconds(temporalPgPid);
     transactions = () => databaseTransactions(server.postgres.url, ['temporal', 'temporal_visibility']);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { stopProcess } from '../../src/stack/temporal-dev-server.js';
+import { stopProcess } from '../../src/stack/child-process.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../dist/cli/main.js');
 

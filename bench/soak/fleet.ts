@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { stopProcess } from '../../src/stack/temporal-dev-server.js';
+import { stopProcess } from '../../src/stack/child-process.js';
 import { pauseFor, resumeAllPaused } from '../../scripts/support/paused-process.js';
 
 /** One `ratchet` process the soak runs: a worker, the admission controller or the simulated policy. */

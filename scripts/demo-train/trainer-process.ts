@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { VLLM_PYTHON } from '../../src/stack/vllm-server.js';
+import { stopProcess } from '../../src/stack/child-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 export const TRAINER = path.join(ROOT, 'examples/train/trainer.py');
@@ -49,12 +50,6 @@ export function runTrainer(args: string[], env: Record<string, string>, onEvent:
   return {
     pid: child.pid!,
     done,
-    stop: async (graceMs = 10_000) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: (graceMs = 10_000) => stopProcess(child, graceMs),
   };
 }

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { exited, stopProcess } from '../../src/stack/temporal-dev-server.js';
+import { exited, stopProcess } from '../../src/stack/child-process.js';
 import { untilPolling } from '../../src/stack/worker-pollers.js';
 
 /** The built CLI: worker processes run it as they would on a cluster. */

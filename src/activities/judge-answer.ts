@@ -1,7 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
+import { judgeMathAnswer, verifierFailed } from '../environments/math-judge.js';
 import type { Verdict, VerifierOptions, VerifierPool } from '../verifier/index.js';
-import { FailureType } from './failures.js';
 
 /** One turn's answer to judge against the gold answers. */
 export interface TurnToJudge {
@@ -10,24 +9,15 @@ export interface TurnToJudge {
   gold: string[];
 }
 
-/** Attempts that report a verifier timeout as retryable before the timeout becomes the verdict. */
-const TIMEOUT_RETRIES = 1;
-
 /**
- * Runs the verifier on one turn's answer. A timeout is retried once (the machine may have been busy), then
- * recorded as the verdict `timeout` — visible, never folded into `wrong`.
+ * Runs the verifier on one turn's answer by the one math rule (src/environments/math-judge.ts), keeping a verifier
+ * error as a verdict: release 2's `verify` step stores it before `throwIfVerifierFailed` fails the trajectory.
  */
 export async function judgeAnswer(verifier: VerifierPool, input: TurnToJudge, answerText: string, options: VerifierOptions = {}): Promise<Verdict> {
-  const verdict = await verifier.verify(input.gold, answerText, options);
-  if (verdict.status === 'timeout' && Context.current().info.attempt <= TIMEOUT_RETRIES) {
-    throw ApplicationFailure.retryable(`verifying ${input.trajectoryId} turn ${input.turn} ran past its budget`, FailureType.VerifierTimeout);
-  }
-  return verdict;
+  return judgeMathAnswer(verifier, { ...input, text: answerText, attempt: Context.current().info.attempt }, options, 'keep');
 }
 
 /** A verifier exception is our bug, not the model's: it fails the trajectory instead of scoring it. */
 export function throwIfVerifierFailed(input: TurnToJudge, verdict: Pick<Verdict, 'detail'> & { status: string }): void {
-  if (verdict.status === 'error') {
-    throw ApplicationFailure.nonRetryable(`verifier failed on ${input.trajectoryId} turn ${input.turn}: ${verdict.detail ?? 'unknown error'}`, FailureType.VerifierError);
-  }
+  if (verdict.status === 'error') throw verifierFailed(input, verdict.detail);
 }

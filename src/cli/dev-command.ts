@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config.js';
 import { PortTaken } from '../stack/free-port.js';
@@ -10,6 +9,14 @@ import { startRatchetUi } from '../ui/server.js';
 import { uiPort } from '../ui/ui-port.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { startMetricsFromEnvironment } from '../metrics/metrics-server.js';
+import { nextStopSignal, settlesWithin, signalExitStatus } from './interrupt.js';
+
+/**
+ * How long `ratchet dev` may take to stop after SIGINT or SIGTERM: the workers' own bound (5 s, src/workers/shutdown-bound.ts)
+ * and the servers' stops fit well inside it. Past it the process exits anyway, and its Temporal and Postgres die
+ * with it (src/stack/child-process.ts, spawnTied). A second signal ends it at once.
+ */
+export const DEV_STOP_BOUND_MS = 20_000;
 
 export function devCommand(): Command {
   return new Command('dev')
@@ -36,7 +43,15 @@ export function devCommand(): Command {
         process.stdout.write(devBanner({
           ...runtime.stack, embeddedPostgres: runtime.stack.embedded.postgres, policyUrl: runtime.policyUrl, simulated: runtime.simulated,
         }, flags.dataset, config.stateDir));
-        await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
+        const signal = await nextStopSignal();
+        process.stderr.write(`ratchet dev: ${signal}: stopping (a second one stops at once)\n`);
+        if (!(await settlesWithin(runtime.stop(), DEV_STOP_BOUND_MS))) {
+          process.stderr.write(`ratchet dev: not stopped within ${DEV_STOP_BOUND_MS / 1000} s; exiting, its servers with it\n`);
+          process.exit(signalExitStatus(signal));
+        }
+        // Stopped. A step that ignored its cancellation still holds the event loop (the workers gave up on it after
+        // their shutdown bound): waiting for it to drain kept `ratchet dev` alive for as long as the step hung.
+        process.exit(0);
       } finally {
         await runtime.stop();
       }

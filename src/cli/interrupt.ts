@@ -9,6 +9,28 @@ export function signalExitStatus(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
 
+/** The first SIGINT or SIGTERM from now on, by name. */
+export function nextStopSignal(): Promise<StopSignal> {
+  return new Promise((resolve) => {
+    const handlers = STOP_SIGNALS.map((signal) => [signal, () => {
+      for (const [other, handler] of handlers) process.off(other, handler);
+      resolve(signal);
+    }] as const);
+    for (const [signal, handler] of handlers) process.on(signal, handler);
+  });
+}
+
+/** Waits for `work` at most `boundMs`: true if it settled in time (a rejection counts as settled). */
+export async function settlesWithin(work: Promise<unknown>, boundMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), boundMs); });
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface InterruptOptions {
   /** What the user is told on stderr after `ratchet: interrupted by SIGINT:` (what stays done, how to resume). */
   message: string;
@@ -30,8 +52,7 @@ export function exitOnInterrupt(options: InterruptOptions): () => void {
     if (interrupted) process.exit(status);
     interrupted = true;
     process.stderr.write(`\nratchet: interrupted by ${signal}: ${options.message}\n`);
-    const bound = new Promise<void>((resolve) => setTimeout(resolve, options.boundMs ?? 10_000));
-    void Promise.race([(options.cleanup?.() ?? Promise.resolve()).catch(() => undefined), bound]).then(() => process.exit(status));
+    void settlesWithin(options.cleanup?.() ?? Promise.resolve(), options.boundMs ?? 10_000).then(() => process.exit(status));
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   return () => {

@@ -1,9 +1,7 @@
 import type { VerifierPool } from '../verifier/index.js';
 import { feedbackText, mathUserMessage } from '../tokens/math-prompt.js';
-import { EnvironmentFailure, type Environment, type StepResult } from './environment.js';
-
-/** Attempts that report a verifier timeout as the machine's fault before the timeout becomes the verdict. */
-const TIMEOUT_RETRIES = 1;
+import type { Environment, StepResult } from './environment.js';
+import { judgeMathAnswer } from './math-judge.js';
 
 /**
  * The seed's environment: a math problem with the usual instruction; each answer is checked by the verifier and
@@ -15,15 +13,8 @@ export function mathEnvironment(verifier: VerifierPool): Environment {
     name: 'math',
     reset: async (task) => ({ messages: [{ role: 'user', content: mathUserMessage(task.problem) }] }),
     step: async (task, action) => {
-      const verdict = await verifier.verify([...task.gold], action.text, task.answerExtraction ? { extraction: task.answerExtraction } : {});
-      // A timeout is retried once (the machine may have been busy), then recorded as the verdict `timeout`.
-      if (verdict.status === 'timeout' && action.attempt <= TIMEOUT_RETRIES) {
-        throw new EnvironmentFailure(`verifying ${task.trajectoryId} turn ${action.turn} ran past its budget`, 'infrastructure', { failureType: 'VerifierTimeout' });
-      }
-      // A verifier exception is our bug, not the model's: it fails the trajectory instead of scoring it.
-      if (verdict.status === 'error') {
-        throw new EnvironmentFailure(`verifier failed on ${task.trajectoryId} turn ${action.turn}: ${verdict.detail ?? 'unknown error'}`, 'data', { failureType: 'VerifierError' });
-      }
+      const answer = { trajectoryId: task.trajectoryId, turn: action.turn, gold: task.gold, text: action.text, attempt: action.attempt };
+      const verdict = await judgeMathAnswer(verifier, answer, task.answerExtraction ? { extraction: task.answerExtraction } : {});
       return judged(verdict.status, verdict.equal, verdict.predicted, verdict.detail);
     },
   };

@@ -1,5 +1,6 @@
 import { DEFAULT_MEMORY_MB, runScript, type CodeSandboxPool, type ScriptRun } from '../code/index.js';
 import type { AnswerExtraction, Verdict, VerifierPool } from '../verifier/index.js';
+import { judgeMathAnswer } from './math-judge.js';
 import { EnvironmentFailure, type Environment, type EnvironmentTask, type JsonValue, type StepResult, type TurnAction } from './environment.js';
 
 /** What the `math-python-tool` environment runs on, and its limits. */
@@ -23,8 +24,6 @@ export const DEFAULT_TOOL_TIMEOUT_S = 5;
 export const DEFAULT_MAX_OBSERVATION_CHARS = 2000;
 /** A traceback's last lines are what the model needs: where it failed and why. */
 const STDERR_LINES = 20;
-/** Attempts on which a verifier timeout is the machine's fault (retried) before `timeout` is the verdict, as in the math environment. */
-const VERIFIER_TIMEOUT_RETRIES = 1;
 
 export const TOOL_INSTRUCTION =
   'You may use Python to compute: write a program in a ```python code block and it will be run, with what it prints ' +
@@ -49,18 +48,10 @@ export function mathPythonToolEnvironment(deps: MathPythonToolDeps): Environment
     throw new RangeError(`math-python-tool needs positive limits and room for an observation, got ${JSON.stringify({ ...limits, maxChars })}`);
   }
 
-  /** The verdict of a stated answer; a verifier timeout is the machine's fault on a step's first attempt, then the verdict. */
-  const judge = async (task: EnvironmentTask, action: TurnAction, text: string): Promise<Verdict> => {
+  /** The verdict of a stated answer, by the one math rule (src/environments/math-judge.ts). */
+  const judge = (task: EnvironmentTask, action: TurnAction, text: string): Promise<Verdict> => {
     const extraction = task.answerExtraction ?? deps.extraction;
-    const verdict = await deps.verifier.verify([...task.gold], text, extraction ? { extraction } : {});
-    if (verdict.status === 'timeout' && action.attempt <= VERIFIER_TIMEOUT_RETRIES) {
-      throw new EnvironmentFailure(`verifying ${task.trajectoryId} turn ${action.turn} ran past its budget`, 'infrastructure', { failureType: 'VerifierTimeout' });
-    }
-    // As the seed's math environment: a verifier exception is a bug or a bad gold, never the model's, and no rerun mends it.
-    if (verdict.status === 'error') {
-      throw new EnvironmentFailure(`verifier failed on ${task.trajectoryId} turn ${action.turn}: ${verdict.detail ?? 'unknown error'}`, 'data', { failureType: 'VerifierError' });
-    }
-    return verdict;
+    return judgeMathAnswer(deps.verifier, { trajectoryId: task.trajectoryId, turn: action.turn, gold: task.gold, text, attempt: action.attempt }, extraction ? { extraction } : {});
   };
 
   return {

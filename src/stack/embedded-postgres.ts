@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { access, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { freePort, isListening, PortTaken } from './free-port.js';
 import { digestOf, locateBinaries, reachableByOthers } from './postgres-binaries.js';
 import { connectAdmin, embeddedPassword, POSTGRES_USER } from './postgres-password.js';
 import { privateDirectory } from './private-directory.js';
-import { exited, stopProcess } from './temporal-dev-server.js';
+import { exited, spawnTied, stopChild } from './child-process.js';
 import { pollUntil, PollTimeout } from '../timing/poll-until.js';
 
 export interface EmbeddedPostgres {
@@ -51,17 +51,23 @@ export async function startEmbeddedPostgres(stateDir: string, port: number): Pro
   const binaries = await locateBinaries(owner !== undefined);
   if (!(await exists(path.join(dataDir, 'PG_VERSION')))) await initialise(binaries.initdb, dataDir, owner, password);
 
-  const child = spawn(binaries.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
-    stdio: ['ignore', 'ignore', 'pipe'], ...owner,
+  // Tied to this process: SIGINT (Postgres's fast shutdown) when it dies without stopping it, SIGKILL included.
+  const child = spawnTied(binaries.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
+    stdio: ['ignore', 'ignore', 'pipe'], ...owner, deathSignal: 'SIGINT',
   });
   try {
     await waitUntilReady(child, port);
     await ensureDatabase(port, password, dataDir);
   } catch (error) {
-    await stopProcess(child, 15_000);
+    await stopPostgres(child);
     throw error;
   }
-  return { url, dataDir, pid: child.pid, stop: () => stopProcess(child, 15_000) };
+  return { url, dataDir, pid: child.pid, stop: () => stopPostgres(child) };
+}
+
+/** SIGINT, Postgres's fast shutdown (SIGTERM's smart one waits for every client to leave); SIGKILL after 15 s. */
+async function stopPostgres(child: ChildProcess): Promise<void> {
+  await stopChild(child, { signal: 'SIGINT', graceMs: 15_000 });
 }
 
 /** Another process of this project (`ratchet dev`, say) already runs this data directory: share it. */

@@ -3,12 +3,10 @@ import type { RatchetConfig } from '../config.js';
 import { startEmbeddedPostgres } from './embedded-postgres.js';
 import { isListening } from './free-port.js';
 import { Connection } from '@temporalio/client';
-import { startLocalTemporalServer } from './local-temporal-server.js';
 import { Teardown } from './teardown.js';
-import { startTemporalDevServer } from './temporal-dev-server.js';
+import { startEmbeddedTemporal, type EmbeddedTemporal } from './embedded-temporal.js';
 
-/** The Temporal `ratchet dev` starts: the dev server (SQLite, with its UI), or the server users deploy (Postgres, no UI). */
-export type EmbeddedTemporal = 'dev' | 'server';
+export type { EmbeddedTemporal };
 
 /** Where Temporal and Postgres are, whether configured or started here, and how to stop what was started. */
 export interface Stack {
@@ -44,20 +42,15 @@ export async function startStack(
     const embeddedTemporal = !config.temporal.address && options.temporal !== false;
     if (embeddedTemporal && (await isListening(config.ports.temporal))) {
       await expectTemporalAt(temporalAddress);
-    } else if (embeddedTemporal && options.temporalServer === 'server') {
-      // Built once into the state folder (`ratchet setup --temporal-server`); its own Postgres keeps its data there too.
-      const server = await startLocalTemporalServer({ stateDir: config.stateDir, toolsDir: config.stateDir, port: config.ports.temporal, log: options.log });
-      teardown.add('Temporal', server.stop);
-      temporalAddress = server.address;
-      temporalUiUrl = undefined;
     } else if (embeddedTemporal) {
-      const server = await startTemporalDevServer({
+      // The real server is built once into the state folder (`ratchet setup --temporal-server`); its own Postgres keeps its data there too.
+      const server = await startEmbeddedTemporal(options.temporalServer ?? 'dev', {
         stateDir: config.stateDir, port: config.ports.temporal, uiPort: config.ports.temporalUi, headless: options.headless,
-        dbFile: path.join(config.stateDir, 'temporal.sqlite'),
+        dbFile: path.join(config.stateDir, 'temporal.sqlite'), log: options.log,
       });
       teardown.add('Temporal', server.stop);
       temporalAddress = server.address;
-      temporalUiUrl = server.uiUrl;
+      temporalUiUrl = server.kind === 'dev' ? server.uiUrl : undefined;
     }
     return { temporalAddress, temporalUiUrl, databaseUrl, embedded: { temporal: embeddedTemporal, postgres: embeddedPostgres }, stop: () => teardown.run() };
   });

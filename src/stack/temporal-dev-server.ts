@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -7,6 +7,7 @@ import { pollUntil, PollTimeout } from '../timing/poll-until.js';
 import { RATCHET_SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
 import { namespaceServes } from './namespace-ready.js';
 import { findTemporalCli, TemporalCliNotFound } from './temporal-cli.js';
+import { exited, signalChild, spawnTied, stopProcess } from './child-process.js';
 
 export interface TemporalDevServer {
   address: string;
@@ -46,7 +47,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     args.push('--db-filename', options.dbFile);
   }
   args.push(...(options.headless ? ['--headless'] : ['--ui-port', String(uiPort), '--ui-disable-news-fetch']));
-  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Tied to this process: a `ratchet dev` that is SIGKILLed must not leave its Temporal running (issue 36).
+  const child = spawnTied(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const address = `127.0.0.1:${options.port}`;
   await waitUntilServing(child, address, cli);
   return { address, uiUrl: options.headless ? undefined : `http://127.0.0.1:${uiPort}`, pid: child.pid, stop: () => stopProcess(child) };
@@ -97,21 +99,7 @@ async function waitUntilServing(child: ChildProcess, address: string, cli: strin
     });
   } catch (error) {
     if (!(error instanceof PollTimeout)) throw error;
-    child.kill('SIGKILL');
+    signalChild(child, 'SIGKILL');
     throw new Error(`Temporal dev server at ${address} did not start within 60 s: ${stderr.trim()}`, { cause: error });
   }
-}
-
-/** True once the child process has exited or was killed. */
-export function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-export async function stopProcess(child: ChildProcess, graceMs = 10_000): Promise<void> {
-  if (exited(child)) return;
-  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exit;
-  clearTimeout(timer);
 }

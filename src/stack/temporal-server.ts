@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { access, cp, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,7 +8,7 @@ import pg from 'pg';
 import { isListening } from './free-port.js';
 import { namespaceServes } from './namespace-ready.js';
 import { pollUntil, PollTimeout } from '../timing/poll-until.js';
-import { exited, stopProcess } from './temporal-dev-server.js';
+import { exited, spawnTied, stopProcess } from './child-process.js';
 
 const run = promisify(execFile);
 
@@ -123,7 +123,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     WORKER_GRPC_PORT: String(ports[5]), WORKER_MEMBERSHIP_PORT: String(ports[6]),
     DYNAMIC_CONFIG_FILE_PATH: DYNAMIC_CONFIG, LOG_LEVEL: 'error',
   };
-  const child = spawn(options.binaries.server, ['--config-file', SERVER_CONFIG, '--allow-no-auth', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Tied to this process: it dies with a `ratchet dev --temporal server` that is SIGKILLed.
+  const child = spawnTied(options.binaries.server, ['--config-file', SERVER_CONFIG, '--allow-no-auth', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const address = `127.0.0.1:${options.port}`;
   try {
     const connection = await untilServing(child, address);

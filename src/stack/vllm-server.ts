@@ -3,6 +3,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './free-port.js';
+import { exited, stopChild } from './child-process.js';
 import { pollUntil, PollTimeout } from '../timing/poll-until.js';
 
 /** What `npm run setup:vllm` made: the CPU vLLM's virtualenv and the two tiny policy versions. */
@@ -79,14 +80,13 @@ export async function startVllm(options: {
     stdio: ['ignore', out, out],
     env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', ...options.env },
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   started.add(child);
-  void exited.then(() => started.delete(child));
+  child.once('exit', () => started.delete(child));
   const url = `http://127.0.0.1:${port}`;
   const server: RunningVllm = {
     url, port, pid: child.pid!,
-    stop: () => signalGroup(child, 'SIGTERM', exited, 20_000),
-    kill: () => signalGroup(child, 'SIGKILL', exited, 20_000),
+    stop: () => stopGroup(child, 'SIGTERM'),
+    kill: () => stopGroup(child, 'SIGKILL'),
     metrics: () => readMetrics(url),
   };
   try {
@@ -103,28 +103,22 @@ const started = new Set<ChildProcess>();
 /** Stops every server this process started and has not stopped, even one still starting when a test timed out. */
 export async function stopStartedServers(): Promise<void> {
   for (const child of [...started]) {
-    await signalGroup(child, 'SIGTERM', new Promise((resolve) => child.once('exit', () => resolve())), 20_000);
+    await stopGroup(child, 'SIGTERM');
   }
 }
 
 async function untilHealthy(url: string, child: ChildProcess, log: string, timeoutMs: number): Promise<void> {
   await pollUntil(() => fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false), {
     what: `vLLM at ${url} to be healthy`, timeoutMs, intervalMs: 1_000,
-    abortIf: () => { if (child.exitCode !== null || child.signalCode !== null) throw new Error(`vLLM exited while starting (${child.exitCode ?? child.signalCode}):\n${tail(log)}`); },
+    abortIf: () => { if (exited(child)) throw new Error(`vLLM exited while starting (${child.exitCode ?? child.signalCode}):\n${tail(log)}`); },
   }).catch((error: unknown) => {
     throw error instanceof PollTimeout ? new Error(`vLLM not healthy within ${timeoutMs} ms:\n${tail(log)}`, { cause: error }) : error;
   });
 }
 
-async function signalGroup(child: ChildProcess, signal: NodeJS.Signals, exited: Promise<void>, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const send = (sig: NodeJS.Signals) => { try { process.kill(-child.pid!, sig); } catch { /* already gone */ } };
-  send(signal);
-  const timer = setTimeout(() => send('SIGKILL'), graceMs);
-  await exited;
-  clearTimeout(timer);
-  // The EngineCore child may outlive the API server by a moment; the group is gone once it has no member left.
-  send('SIGKILL');
+/** The whole group (the EngineCore child may outlive the API server by a moment), SIGKILL after 20 s. */
+async function stopGroup(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  await stopChild(child, { signal, graceMs: 20_000, group: true });
 }
 
 async function readMetrics(url: string): Promise<VllmMetrics> {

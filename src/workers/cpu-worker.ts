@@ -7,6 +7,7 @@ import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { CPU_TASK_QUEUE } from '../task-queues.js';
 import { workflowBundle } from './workflow-bundle.js';
+import { WORKER_SHUTDOWN_FORCE_TIME } from './shutdown-bound.js';
 
 export interface CpuWorkerDeps {
   connection: NativeConnection;
@@ -54,5 +55,6 @@ export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
     activities: createCpuActivities(deps),
     maxConcurrentActivityTaskExecutions: 64,
     maxCachedWorkflows: deps.maxCachedWorkflows,
+    shutdownForceTime: WORKER_SHUTDOWN_FORCE_TIME,
   });
 }

@@ -7,6 +7,7 @@ import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ServedVersion } from '../policy/resumable-generation.js';
 import { GPU_TASK_QUEUE, serverTaskQueue } from '../task-queues.js';
 import { ServerSlots } from './server-slots.js';
+import { WORKER_SHUTDOWN_FORCE_TIME } from './shutdown-bound.js';
 
 export interface GpuWorkerDeps {
   connection: NativeConnection;
@@ -53,6 +54,7 @@ export async function createGpuWorkers(deps: GpuWorkerDeps & { servedLogprobs: (
     activities,
     // The SDK otherwise holds heartbeats back for up to 80% of the heartbeat timeout.
     maxHeartbeatThrottleInterval: heartbeatInterval(deps),
+    shutdownForceTime: WORKER_SHUTDOWN_FORCE_TIME,
   };
   const shared = await Worker.create({ ...options, taskQueue: deps.taskQueue ?? GPU_TASK_QUEUE, tuner: slots.sharedTuner() });
   const own = await Worker.create({ ...options, taskQueue: ownQueue, tuner: slots.ownTuner() });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
-import { stopProcess } from '../../src/stack/temporal-dev-server.js';
+import { stopProcess } from '../../src/stack/child-process.js';
 import { readTrajectories } from '../../src/store/trajectory-export.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';

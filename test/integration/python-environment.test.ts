@@ -8,6 +8,7 @@ import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
 import { loadConfig } from '../../src/config.js';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
 import { PYTHON_PACKAGE_DIR, pythonPackageEnv } from '../../src/stack/python-package-env.js';
+import { stopChild } from '../../src/stack/child-process.js';
 import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 import type { TrajectoryRequest } from '../../src/trajectory/request.js';
@@ -53,10 +54,7 @@ async function serveEnvironment(spec: string): Promise<ChildProcess> {
 }
 
 async function stopEnvironment(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
+  await stopChild(child, { signal });
 }
 
 beforeAll(async () => {

@@ -1,7 +1,5 @@
 import path from 'node:path';
-import { freePort } from '../../src/stack/free-port.js';
-import { startLocalTemporalServer } from '../../src/stack/local-temporal-server.js';
-import { startTemporalDevServer } from '../../src/stack/temporal-dev-server.js';
+import { startEmbeddedTemporal } from '../../src/stack/embedded-temporal.js';
 
 /** The Temporal a test stack runs against, and the processes a fault test may kill or freeze. */
 export interface TestTemporal {
@@ -22,8 +20,5 @@ export interface TestTemporal {
  * `npm run test:temporal-server` sets it for its suite.
  */
 export async function startTestTemporal(stateDir: string): Promise<TestTemporal> {
-  if (process.env.RATCHET_TEST_TEMPORAL !== 'server') {
-    return startTemporalDevServer({ stateDir: path.resolve('.ratchet'), port: await freePort(), headless: true });
-  }
-  return startLocalTemporalServer({ stateDir, toolsDir: path.resolve('.ratchet') });
+  return startEmbeddedTemporal(process.env.RATCHET_TEST_TEMPORAL === 'server' ? 'server' : 'dev', { stateDir, toolsDir: path.resolve('.ratchet'), headless: true });
 }

@@ -10,7 +10,7 @@ import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY } from '../../src/policy/simulated/policy-config.js';
 import type { SimulatedRequestRecord } from '../../src/policy/simulated/policy-stats.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
-import { stopProcess } from '../../src/stack/temporal-dev-server.js';
+import { stopProcess } from '../../src/stack/child-process.js';
 import { GPU_TASK_QUEUE, serverTaskQueue } from '../../src/task-queues.js';
 import { FALLBACK_ATTEMPT_BASE } from '../../src/workflows/turn-affinity.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
