@@ -46,7 +46,7 @@ export function classifyFailure(error: unknown): unknown {
  * the workflow recorded it, so no run the workflow still waits on comes later); it fails without writing.
  */
 export function storedAsFailed(trajectoryId: string, step: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} is already stored as failed: nothing left to ${step}`, FailureType.ContextMismatch);
+  return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} is already stored as failed: nothing left to ${step}`, FailureType.StaleStep);
 }
 
 /** Runs an activity body and rethrows its failure classified. */

@@ -23,6 +23,11 @@ export const FailureType = {
   EnvironmentTimeout: 'EnvironmentTimeout',
   /** The environment's own worker (Python's `ratchet-env serve`) stopped answering: its heartbeats stopped on every attempt. */
   EnvironmentWorkerLost: 'EnvironmentWorkerLost',
+  /**
+   * A step re-run (a stalled worker's, or a local activity replayed) found its trajectory already stored as failed:
+   * it does nothing. Only a stale run sees it; the trajectory's own failure was recorded first.
+   */
+  StaleStep: 'StaleStep',
   // data
   InvalidRequest: 'InvalidRequest',
   InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -50,7 +55,7 @@ const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
   FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
   FailureType.WorkflowClosed, FailureType.RawLogprobsServer, FailureType.EnvironmentError, FailureType.EnvironmentTimeout,
-  FailureType.EnvironmentWorkerLost,
+  FailureType.EnvironmentWorkerLost, FailureType.StaleStep,
 ]);
 
 /**
