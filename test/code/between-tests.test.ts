@@ -100,6 +100,14 @@ describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => 
     expect(verdict.status).toBe('correct');
   });
 
+  it('gives each test its own input, whole, when an earlier test never read its own (4 MB) or closed it', { timeout: 30_000 }, async () => {
+    const code = 'import os, sys\nfirst = sys.stdin.readline()\nif first.startswith("ignore"):\n    os.close(0)\nelse:\n    print(len(first + sys.stdin.read()))';
+    const big = `ignore\n${'x'.repeat(4 << 20)}\n`;
+    const inputs = [big, 'abc\n', big, `${'y'.repeat(100_000)}\n`];
+    const verdict = await verifyCodeAnswer({ tests: { inputs, outputs: ['', '4', '', '100001'], fnName: '' }, timeoutS: 5, memoryMb: 256 }, fenced(code), { sandbox });
+    expect(verdict.detail).toMatch(/^all 4 tests passed/);
+  });
+
   it('runs all of an answer\'s tests in one sandbox: one sandbox start, whatever the number of tests', { timeout: 30_000 }, async () => {
     // The launcher's start time, as each test sees its pid 1: the same for every test of one answer.
     const code = 'print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])';
