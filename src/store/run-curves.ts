@@ -18,6 +18,8 @@ export interface RunCurves {
     /** Groups finished in the bucket, and the share of them with no training signal (every member the same R₀). */
     groups: number; noSignalShare: number | null;
   }[];
+  /** Seconds each overTime bucket spans (the newest may be partly in the future); null when there is none. */
+  bucketSeconds: number | null;
   /** Output lengths (tokens) of every turn: [from, to) and a count. */
   outputLengths: { from: number; to: number; turns: number }[];
   /** Group-relative advantages R₀ − mean R₀ of the group (not divided by the std): [from, to) and a count. */
@@ -56,12 +58,12 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
          FROM t FULL JOIN g ON g.minute = t.minute
        ),
        span AS (SELECT min(minute) AS lo, greatest($3, ceil(extract(epoch FROM max(minute) - min(minute)) / $3 / ($2 - 1)) * $3) AS width FROM m),
-       b AS (SELECT lo + make_interval(secs => width * floor(extract(epoch FROM m.minute - lo) / width)) AS bucket, m.* FROM m, span)
+       b AS (SELECT lo + make_interval(secs => width * floor(extract(epoch FROM m.minute - lo) / width)) AS bucket, span.width, m.* FROM m, span)
        SELECT extract(epoch FROM bucket) * 1000 AS time, coalesce(sum(n), 0)::float8 AS n, (sum(first_ok) / nullif(sum(n), 0))::float8 AS first_rate,
               (sum(any_ok) / nullif(sum(n), 0))::float8 AS any_rate, (sum(returns) / nullif(sum(n), 0))::float8 AS mean_return,
               (sum(rewards) / nullif(sum(turns), 0))::float8 AS mean_reward, (sum(truncated) / nullif(sum(turns), 0))::float8 AS truncated,
               (sum(tokens) / nullif(sum(n), 0))::float8 AS tokens, coalesce(sum(groups), 0)::float8 AS groups,
-              (sum(no_signal)::float8 / nullif(sum(groups), 0))::float8 AS no_signal
+              (sum(no_signal)::float8 / nullif(sum(groups), 0))::float8 AS no_signal, max(width)::float8 AS width
        FROM b GROUP BY bucket ORDER BY bucket`, [runId, TIME_BUCKETS, unit === 'minute' ? 60 : 3600]),
     pool.query(
       `WITH bins AS (SELECT bin, sum(turns) AS n FROM run_length_bins WHERE run_id = $1 GROUP BY bin),
@@ -81,6 +83,7 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
       time: Number(row.time), samples: row.n, firstTurnSuccess: row.first_rate, anySuccess: row.any_rate, meanReturn: row.mean_return,
       meanReward: row.mean_reward, truncatedShare: row.truncated, meanOutputTokens: row.tokens, groups: row.groups, noSignalShare: row.no_signal,
     })),
+    bucketSeconds: overTime.rows[0]?.width ?? null,
     outputLengths: lengths.rows.map((row) => ({ from: row.bar * row.width * LENGTH_BIN, to: (row.bar + 1) * row.width * LENGTH_BIN, turns: row.n })),
     advantages: centredAdvantageBars(advantages.rows),
     staleness: staleness.rows.map((row) => ({ staleness: row.staleness, members: row.n })),

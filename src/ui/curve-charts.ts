@@ -31,6 +31,13 @@ export function curveCharts(curves: RunCurves, byVersion: readonly VersionReward
       y: turns.map((t) => versions.map((v) => at(v, t)?.successRate ?? null)), counts: turns.map((t) => versions.map((v) => at(v, t)?.samples ?? 0)),
       styles: turns.map((_, i) => line(i)), wilson: true }, none),
     histogram('chart-lengths', 'output length per turn', 'tokens', 'turns', curves.outputLengths.map((b) => [b.from, b.to, b.turns]), none),
+    // Throughput from the same buckets: what was stored in each, over its width (the newest bucket may still be filling).
+    chart({ id: 'chart-throughput-over-time', title: 'throughput: output tokens per second', xLabel: '', yLabel: 'tokens / s', time: true, yFromZero: true,
+      x: seconds, series: ['output tokens / s of stored trajectories'], counts: [samples],
+      y: [time.map((p) => (curves.bucketSeconds && p.meanOutputTokens !== null ? (p.meanOutputTokens * p.samples) / curves.bucketSeconds : null))] }, none),
+    chart({ id: 'chart-trajectories-over-time', title: 'throughput: trajectories stored per minute', xLabel: '', yLabel: 'trajectories / min', time: true, yFromZero: true,
+      x: seconds, series: ['completed trajectories / min'], counts: [samples],
+      y: [time.map((p) => (curves.bucketSeconds ? (p.samples * 60) / curves.bucketSeconds : null))] }, none),
     chart({ id: 'chart-length-over-time', title: 'output length over time', xLabel: '', yLabel: 'tokens per trajectory', time: true, yFromZero: true, x: seconds,
       series: ['mean output tokens'], y: [time.map((p) => p.meanOutputTokens)], counts: [samples] }, none),
     chart({ id: 'chart-truncation-over-time', title: 'turns cut by the length limit', xLabel: '', yLabel: 'share of turns', time: true, yRange: [0, 1], x: seconds,

@@ -2,6 +2,7 @@ import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRun } from '../../src/store/rollout-groups.js';
 import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
+import type { RunCurves } from '../../src/store/run-curves.js';
 import type { ChartSpec } from '../../src/ui/training-charts.js';
 import { runColour } from '../../src/ui/chart-overlay.js';
 import { wilsonInterval } from '../../src/ui/wilson.js';
@@ -127,6 +128,20 @@ describe('the run page\'s charts', () => {
     const bands = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.bands);
     expect(bands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6))))
       .toEqual(spec.y[0]!.map((p, i) => Object.values(wilsonInterval(p! * spec.counts![0]![i]!, spec.counts![0]![i]!)!).map((v) => +v.toFixed(6))));
+  });
+
+  it('charts throughput over time from the stored rows (tokens per second, trajectories per minute), and says where latency is', async () => {
+    await open('/runs/curves');
+    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[]; curves: RunCurves };
+    const { overTime, bucketSeconds } = view.curves;
+    expect(bucketSeconds).toBeGreaterThan(0);
+    const tokens = view.charts.find((c) => c.id === 'chart-throughput-over-time')!;
+    expect(tokens.y[0]).toEqual(overTime.map((p) => (p.meanOutputTokens === null ? null : (p.meanOutputTokens * p.samples) / bucketSeconds!)));
+    expect(tokens.y[0]!.some((v) => v! > 0)).toBe(true);
+    const perMinute = view.charts.find((c) => c.id === 'chart-trajectories-over-time')!;
+    expect(perMinute.y[0]).toEqual(overTime.map((p) => (p.samples * 60) / bucketSeconds!));
+    expect((await drawn('chart-throughput-over-time'))!.data[1]).toEqual(tokens.y[0]);
+    expect(await page.$eval('#latency-note', (el) => el.textContent)).toContain('not stored in Postgres');
   });
 
   it('smooths lines by pooling neighbouring points weighted by their samples, on request, and back', async () => {

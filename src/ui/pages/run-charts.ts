@@ -13,7 +13,11 @@ const SECTIONS: readonly [title: string, ids: readonly string[]][] = [
   ['Is it learning?', ['chart-over-time', 'chart-reward-over-time', 'chart-by-turn', 'chart-by-version']],
   ['Training signal', ['chart-no-signal-over-time', 'chart-no-signal-by-version', 'chart-advantages']],
   ['Output length and truncation', ['chart-lengths', 'chart-length-over-time', 'chart-truncation-over-time', 'chart-length-by-version', 'chart-truncation-by-version']],
+  ['Throughput', ['chart-throughput-over-time', 'chart-trajectories-over-time']],
 ];
+/** What the throughput section cannot show from stored rows, said where it would be. */
+export const LATENCY_NOTE = 'Queue, generation and verification latency are not stored in Postgres (a turn keeps no timings): the workers export '
+  + 'them to Prometheus as Temporal\'s temporal_activity_execution_latency by activity type (generate, environmentStep; deploy/grafana charts them).';
 
 export interface RunChartsPart {
   runId: string;
@@ -38,7 +42,7 @@ export function runCharts({ runId, view, settings, batches, runIds }: RunChartsP
 <option value="all">every x axis</option><option value="time">time</option><option value="version">policy version</option><option value="step">training step</option></select>
  · smoothing <select id="smoothing" onchange="RatchetUI.smooth(this.value)" title="Each point of a line pooled with its neighbours, weighted by the samples each rests on (a smoothed rate is the rate of the pooled samples); gaps stay gaps">
 <option value="0">off</option><option value="1">3 points</option><option value="3">7 points</option><option value="7">15 points</option></select></p>
-${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}`)}
+${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}${title === 'Throughput' ? html`<p class="muted" id="latency-note">${LATENCY_NOTE}</p>` : ''}`)}
 ${trainingSection(view.training, view.charts.filter((chart) => !placed.has(chart.id)))}
 <h2>Batches</h2>
 ${chartBoxes(byId(['chart-staleness']))}
