@@ -5,7 +5,7 @@ describe('resolveTrajectoryTimeouts', () => {
   it('defaults: 20 s heartbeat, 30 min generation, re-check from 60 s backing off to 30 min, 100 re-checks per run', () => {
     expect(resolveTrajectoryTimeouts()).toEqual({
       generateHeartbeatSeconds: 20, generateStartToCloseSeconds: 1800, admissionRecheckSeconds: 60, admissionRecheckMaxSeconds: 1800, admissionRechecksPerRun: 100,
-      affinityFallbackSeconds: 2, environmentStepSeconds: 300, environmentHeartbeatSeconds: 10,
+      affinityFallbackSeconds: 2, environmentStepSeconds: 60, environmentHeartbeatSeconds: 10,
     });
     expect(resolveTrajectoryTimeouts({})).toEqual(DEFAULT_TRAJECTORY_TIMEOUTS);
   });
