@@ -15,11 +15,13 @@ import { servedWeights, serversNow } from '../store/served-weights.js';
 import { listRunning, listTrajectories, type TrajectoryPage } from '../store/trajectory-search.js';
 import { loadTrajectoryView } from '../store/trajectory-view.js';
 import { rewardsByVersion } from '../store/version-rewards.js';
+import { policyHealth } from '../store/policy-health.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { Asset } from './assets.js';
 import { embedded, groupHref, page, runHref, trajectoryHref } from './layout.js';
 import { groupPage } from './pages/group-page.js';
 import { PROBLEM_SORTS, problemsPage } from './pages/problems-page.js';
+import { policyPage } from './pages/policy-page.js';
 import { onlyMatch, searchPage } from './pages/search-page.js';
 import { parseListQuery, trajectoryList, trajectoryRows, type ListQuery, type RunningList } from './pages/trajectory-list.js';
 import { livePage } from './pages/live-page.js';
@@ -87,6 +89,8 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
     const [{ problems, count }, byVersion] = await Promise.all([runProblems(pool, runId, sort, direction, qidContains), rewardsByVersion(pool, runId)]);
     return c.html(problemsPage(runId, problems, count, sort, direction, qidContains, byVersion));
   });
+  // The behaviour policy's mean logprob (and estimated entropy, where sampling allows) per version: read on demand.
+  app.get('/runs/:runId/policy', async (c) => c.html(policyPage(c.req.param('runId'), await policyHealth(pool, c.req.param('runId')))));
   // What the run page polls: `curves` and `training` hold the numbers (each point with its sample count), `charts` every
   // chart drawn from them; `?compare=<run>,<run>` overlays other runs' curves and adds their numbers as `compare`; `batches`
   // the newest batches; `servers` turn affinity and the prefix cache (shares, null until something counts).

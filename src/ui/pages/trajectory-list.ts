@@ -76,7 +76,8 @@ export function trajectoryList(runId: string, query: ListQuery, page: Trajectory
  <label><input type="checkbox" name="truncated" value="1" ${filter.truncated ? 'checked' : ''}> truncated</label>
  <label title="A turn correct, then a later turn not correct (wrong, no answer, timeout…): the trajectory regressed"><input type="checkbox" name="correctThenWrong" value="1" ${filter.correctThenWrong ? 'checked' : ''}> ✓ then ✗</label>
  ${order.sort !== 'finished' ? html`<input type="hidden" name="sort" value="${order.sort}">` : ''}${order.direction !== 'desc' ? html`<input type="hidden" name="dir" value="${order.direction}">` : ''}
- <button>filter</button> <a href="${runHref(runId)}">clear</a> · <a id="problems-link" href="${runHref(runId)}/problems">pass rate per problem</a></form>
+ <button>filter</button> <a href="${runHref(runId)}">clear</a> · <a id="problems-link" href="${runHref(runId)}/problems">pass rate per problem</a>
+ · <a id="policy-link" href="${runHref(runId)}/policy">behaviour policy per version</a></form>
 <div id="trajectory-rows" data-src="${runHref(runId)}/trajectories${listSearch(query)}">${trajectoryRows(runId, query, page, running)}</div>`;
 }
 
