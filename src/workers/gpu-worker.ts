@@ -7,6 +7,7 @@ import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ServedVersion } from '../policy/resumable-generation.js';
 import { GPU_TASK_QUEUE, serverTaskQueue } from '../task-queues.js';
 import { ServerSlots } from './server-slots.js';
+import type { GenerateInput, GenerateResult } from '../activities/generate.js';
 import { WORKER_SHUTDOWN_FORCE_TIME } from './shutdown-bound.js';
 
 export interface GpuWorkerDeps {
@@ -46,8 +47,16 @@ export interface GpuWorkers {
  */
 export async function createGpuWorkers(deps: GpuWorkerDeps & { servedLogprobs: () => Promise<ServedLogprobs> }): Promise<GpuWorkers> {
   const ownQueue = serverTaskQueue(deps.serverName ?? defaultServerName(deps.backend.url));
-  const activities = createGpuActivities({ ...deps, heartbeatIntervalMs: heartbeatInterval(deps), affinityQueue: ownQueue });
   const slots = new ServerSlots(deps.slots);
+  const { generate } = createGpuActivities({ ...deps, heartbeatIntervalMs: heartbeatInterval(deps), affinityQueue: ownQueue });
+  // A turn with another to come keeps its slot here for it (release 6 tells; earlier releases' turns do not).
+  const activities = {
+    generate: async (input: GenerateInput): Promise<GenerateResult> => {
+      const output = await generate(input);
+      if (input.moreTurns === true && !output.contextExhausted) slots.expectReturn();
+      return output;
+    },
+  };
   const options = {
     connection: deps.connection,
     namespace: deps.namespace,

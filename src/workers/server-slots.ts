@@ -15,16 +15,19 @@ interface Permit extends SlotPermit {
  * reserved for polling, below `capacity`), so a busy server stops taking new trajectories and the other servers
  * take them: that is what keeps the load balanced once turns stay where they started.
  *
- * So a server may run more than `capacity` turns for a moment: a slot freed between two turns of a trajectory can go
- * to a new trajectory from the shared queue before the next turn comes back on the own queue (bench:affinity: up to
- * 11 at once on 8 slots; the extra requests wait in the server's own queue, vLLM's --max-num-seqs). Keeping the slot
- * for the returning turn instead held every server to its batch, but cost wall time (the worker cannot tell a
- * trajectory's last turn, so its kept slot sits idle): 3.7% faster than no affinity instead of 8-10%.
+ * A slot freed between two turns of a trajectory is kept for the returning turn when one is coming (release 6's
+ * `moreTurns`, `expectReturn`): for at most `RETURNING_TURN_HOLD_MS`, the shared queue counts it as taken. Before
+ * release 6 the worker could not tell a trajectory's last turn, so a kept slot sat idle after every episode (3.7%
+ * faster than no affinity instead of 8-10%), and the slot went to a new trajectory from the shared queue instead:
+ * a server then ran more than `capacity` turns for a moment (bench:affinity: up to 11 at once on 8 slots). Turns of
+ * earlier releases' runs (no `moreTurns`) still work that way.
  */
 export class ServerSlots {
   private running = 0;
   private sharedReserved = 0;
   private ownHeld = 0;
+  /** Slots kept for turns expected back on the own queue, oldest first: each a timer that gives the slot up. */
+  private readonly returning: NodeJS.Timeout[] = [];
   private readonly waiting = new Set<() => void>();
 
   constructor(readonly capacity: number) {}
@@ -39,9 +42,28 @@ export class ServerSlots {
     return tuner(this.supplier('own', () => this.ownHeld < this.capacity));
   }
 
+  /** Slots kept now for returning turns. */
+  get kept(): number {
+    return this.returning.length;
+  }
+
   /** The tuner of the worker on the shared task queue. */
   sharedTuner(): WorkerTuner {
-    return tuner(this.supplier('shared', () => this.running + this.sharedReserved < this.capacity));
+    return tuner(this.supplier('shared', () => this.running + this.sharedReserved + this.returning.length < this.capacity));
+  }
+
+  /**
+   * A turn ended here with another of its trajectory to come: keep a slot for it, until a turn starts on the own queue
+   * or `holdMs` pass (the trajectory ended early, or went to another server), whichever is first.
+   */
+  expectReturn(holdMs = RETURNING_TURN_HOLD_MS): void {
+    const timer = setTimeout(() => {
+      const index = this.returning.indexOf(timer);
+      if (index >= 0) this.returning.splice(index, 1);
+      this.wake();
+    }, holdMs);
+    timer.unref();
+    this.returning.push(timer);
   }
 
   private supplier(queue: Permit['queue'], free: () => boolean): CustomSlotSupplier<ActivitySlotInfo> {
@@ -76,6 +98,8 @@ export class ServerSlots {
         permit.used = true;
         this.running++;
         if (permit.queue === 'shared') this.sharedReserved--;
+        // A turn back on the own queue takes the slot kept for the oldest returning turn.
+        else if (this.returning.length > 0) clearTimeout(this.returning.shift());
       },
       releaseSlot: (ctx: SlotReleaseContext<ActivitySlotInfo>) => {
         const permit = ctx.permit as Permit;
@@ -91,6 +115,12 @@ export class ServerSlots {
     for (const attempt of [...this.waiting]) attempt();
   }
 }
+
+/**
+ * How long a slot is kept for a returning turn: the environment's step and a workflow task between two turns take
+ * milliseconds for math and up to seconds for code; longer than that, the trajectory has gone elsewhere.
+ */
+export const RETURNING_TURN_HOLD_MS = 5_000;
 
 /** A GPU worker runs activities only; the other slot kinds are never used. */
 function tuner(activities: CustomSlotSupplier<ActivitySlotInfo>): WorkerTuner {
