@@ -35,8 +35,8 @@ export async function policyHealth(pool: pg.Pool, runId: string, limit = POLICY_
   const { rows } = await pool.query<{ seqlens: number[] | null; packed_logprobs: Buffer | null; prompt_mask: Buffer | null; token_versions: Buffer | null; plain: boolean }>(
     `SELECT seqlens, packed_logprobs, prompt_mask, token_versions,
             coalesce(temperature = 1 AND top_p >= 1 AND top_k <= 0 AND min_p <= 0 AND repetition_penalty = 1, false) AS plain
-     FROM trajectories WHERE run_id = $1 AND status = 'completed' AND token_versions IS NOT NULL
-     ORDER BY finished_at DESC LIMIT $2`, [runId, limit]);
+     FROM trajectories WHERE run_id = $1 AND status = 'completed' ORDER BY finished_at DESC LIMIT $2`, [runId, limit]);
+  // (Rows without token arrays, stored before they were kept, are read and skipped: a filter on them could walk the run.)
   const sums = new Map<number, { tokens: number; logprobs: number }>();
   for (const row of rows) {
     if (!row.packed_logprobs || !row.prompt_mask || !row.token_versions || !row.seqlens) continue;
