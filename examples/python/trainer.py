@@ -20,12 +20,11 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from ratchet_rollouts import Batch, RolloutClient, RunConfig, load_problems
+from ratchet_rollouts import Batch, RolloutClient, RunConfig, exit_process, load_problems
 
 
 def train_step(batch: Batch) -> dict[str, object]:
@@ -94,4 +93,5 @@ async def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    # Not sys.exit: the Temporal SDK's runtime threads can abort the interpreter's finalization (exit_process's note).
+    exit_process(asyncio.run(main()))

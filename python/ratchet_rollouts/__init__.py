@@ -20,6 +20,7 @@ from .errors import (
     UnknownRun,
     WeightsRefused,
 )
+from .process_exit import exit_process
 from .problems import LoadedDataset, Problem, RowError, load_dataset, load_problems
 from .request import trajectory_request
 from .run_config import RunConfig, group_id
@@ -76,6 +77,7 @@ __all__ = [
     "UnknownRun",
     "WeightsRefused",
     "build_environment_worker",
+    "exit_process",
     "group_id",
     "grpo_advantages",
     "load_dataset",

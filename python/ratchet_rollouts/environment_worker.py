@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar, cast, get_args
+from typing import Any, NoReturn, TypeVar, cast, get_args
 
 from temporalio import activity
 from temporalio.client import Client
@@ -44,6 +44,7 @@ from temporalio.worker import Worker
 from .bounds import MAX_OBSERVATION_CHARS, MAX_STATE_BYTES, MAX_VERDICT_CHARS
 from .environment import Action, Environment, EnvironmentFailure, EnvironmentTask, FinishReason, StepResult
 from .errors import RatchetError
+from .process_exit import exit_process
 from .settings import temporal_connect_config
 
 RESET_ACTIVITY = "environmentReset"
@@ -504,5 +505,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def cli() -> NoReturn:
+    """`ratchet-env`: `main`, then out without the interpreter's finalization, which the SDK's runtime threads can
+    abort (`Fatal Python error: PyGILState_Release`; see process_exit.py)."""
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()
