@@ -45,6 +45,7 @@ SCHEMA = pa.schema(
         pa.field("task_id", pa.int64()),
         pa.field("status", pa.utf8(), nullable=False),
         pa.field("layout", pa.utf8(), nullable=False),
+        pa.field("environment", pa.utf8()),
         pa.field("end_reason", pa.utf8()),
         pa.field("error", pa.utf8()),
         pa.field("failure_type", pa.utf8()),
@@ -93,7 +94,7 @@ def batch_table(claim: Claim, rows: list[dict[str, Any]], packed: dict[str, tupl
     """One record batch, one row per trajectory, group by group in the claim's order."""
     claims = {t.trajectory_id: t for t in claim.trajectories}
     columns: dict[str, pa.Array] = {}
-    for name in ("trajectory_id", "qid", "task_id", "status", "layout", "end_reason", "error", "failure_type", "failure_class"):
+    for name in ("trajectory_id", "qid", "task_id", "status", "layout", "environment", "end_reason", "error", "failure_type", "failure_class"):
         columns[name] = pa.array([row[name] for row in rows], type=SCHEMA.field(name).type)
     columns["group_id"] = pa.array([claims[row["trajectory_id"]].group_id for row in rows], type=pa.utf8())
     columns["birth_time"] = pa.array([row["birth_time"] for row in rows], type=pa.int64())

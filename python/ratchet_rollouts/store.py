@@ -165,7 +165,7 @@ async def cancel_groups(conn: psycopg.AsyncConnection[Any], run_id: str | None, 
 # one buffer per column that Arrow and numpy wrap without a copy.
 PACKED_COLUMNS = ("packed_input_ids", "packed_logprobs", "prompt_mask", "token_versions", "packed_prompts")
 _PER_ROW = (
-    "trajectory_id, qid, task_id, status, layout, end_reason, error, failure_type, failure_class, birth_time,"
+    "trajectory_id, qid, task_id, status, layout, environment, end_reason, error, failure_type, failure_class, birth_time,"
     " temperature, top_p, top_k, min_p, repetition_penalty,"
     " seqlens, prompt_lens, seq_no_eos_mask, version_start, version_end, successes, raw_rewards, rewards"
 )

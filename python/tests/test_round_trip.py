@@ -35,6 +35,7 @@ def test_submits_consumes_and_acknowledges_a_batch(env: dict[str, str]) -> None:
             assert sorted(batch.table.column("group_id").to_pylist()) == sorted(batch.group_ids * 2)
             assert batch.table.schema.metadata[b"ratchet.format_version"] == b"1"
             assert set(batch.table.column("status").to_pylist()) == {"completed"}
+            assert set(batch.table.column("environment").to_pylist()) == {"math"}  # the stored rows' own (issue 36)
             assert all(len(turns) == 2 for turns in batch.table.column("seqlens").to_pylist())
             # The sampling the tokens were drawn with, sent in full and stored: the seed's by default.
             sampling = {name: batch.table.column(name).to_pylist() for name in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")}

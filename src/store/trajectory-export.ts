@@ -14,6 +14,8 @@ export interface ExportedTrajectory {
   /** Failed trajectories only: `infrastructure` (a rerun may succeed) or `data` (this request cannot). */
   failure_class?: FailureClass;
   layout: string;
+  /** The environment the trajectory ran in (`math`, `code`, a user's); null for rows stored before environments (math, or code for a code task). */
+  environment: string | null;
   packed_input_ids: number[];
   packed_logprobs: number[];
   prompt_mask: boolean[];
@@ -29,7 +31,7 @@ export interface ExportedTrajectory {
   raw_rewards: number[];
   /** One per entry of packed_input_ids: the policy version of a generated token, −1 for prompt and feedback. */
   token_versions: number[];
-  /** `turns`, `early_stop` or `context_exhausted` (null for failed trajectories). */
+  /** `turns`, `done` (the environment ended the episode), `early_stop` or `context_exhausted` (null for failed trajectories). */
   end_reason: string | null;
   /**
    * The sampling every output token was drawn with; packed_logprobs are of that distribution (docs/behaviour-logprobs.md).
@@ -85,6 +87,7 @@ function toExported(row: Record<string, any>): ExportedTrajectory {
     ...(row.failure_type ? { failure_type: row.failure_type } : {}),
     ...(row.failure_class ? { failure_class: row.failure_class } : {}),
     layout: row.layout,
+    environment: row.environment ?? null,
     packed_input_ids: row.packed_input_ids ? decodeInt32(row.packed_input_ids) : [],
     packed_logprobs: row.packed_logprobs ? decodeFloat32(row.packed_logprobs) : [],
     prompt_mask: bytes(row.prompt_mask),

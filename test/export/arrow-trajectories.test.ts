@@ -10,17 +10,17 @@ import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
 
 // Logprobs and rewards chosen so that float32 rounding changes them: the test sees the rounding, not a no-op.
 const seedTwoTurns: ExportedTrajectory = {
-  trajectory_id: 'traj-seed', qid: 'q-π-1', task_id: 5_000_000_000, status: 'completed', layout: 'seed',
+  trajectory_id: 'traj-seed', qid: 'q-π-1', task_id: 5_000_000_000, status: 'completed', layout: 'seed', environment: 'guess-number',
   packed_input_ids: [1, 2, 3, 10, 11, 1, 2, 3, 10, 11, 20, 30], packed_logprobs: [0, 0, -0.1, -0.2, 0, 0, 0, 0, 0, 0, -0.3],
   prompt_mask: [true, true, true, false, false, true, true, true, true, true, true, false], seq_no_eos_mask: [false, true],
   packed_prompts: [1, 2, 3], version_start: [4, 5], version_end: [5, 6], rewards: [0.9, 1.1], birth_time: 1_730_000_000_123,
   seqlens: [5, 7], prompt_lens: [3, 6], successes: [false, true], raw_rewards: [-0.7, 1.3],
-  token_versions: [-1, -1, -1, 4, 5, -1, -1, -1, 4, 5, -1, 6], end_reason: 'early_stop',
+  token_versions: [-1, -1, -1, 4, 5, -1, -1, -1, 4, 5, -1, 6], end_reason: 'done',
   temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1,
 };
 
 const concatOneTurn: ExportedTrajectory = {
-  trajectory_id: 'traj-concat', qid: 'q2', task_id: null, status: 'completed', layout: 'concat',
+  trajectory_id: 'traj-concat', qid: 'q2', task_id: null, status: 'completed', layout: 'concat', environment: 'math',
   packed_input_ids: [7, 8, 9, 2_000_000_000], packed_logprobs: [0, 0, -1e-8], prompt_mask: [true, true, true, false],
   seq_no_eos_mask: [false], packed_prompts: [7, 8, 9], version_start: [0], version_end: [0], rewards: [1], birth_time: 0,
   seqlens: [4], prompt_lens: [3], successes: [true], raw_rewards: [1], token_versions: [-1, -1, -1, 0], end_reason: 'turns',
@@ -28,7 +28,7 @@ const concatOneTurn: ExportedTrajectory = {
 };
 
 const failed: ExportedTrajectory = {
-  trajectory_id: 'traj-failed', qid: 'q3', task_id: 7, status: 'failed', error: 'VerifierTimeout: turn 0', layout: 'seed',
+  trajectory_id: 'traj-failed', qid: 'q3', task_id: 7, status: 'failed', error: 'VerifierTimeout: turn 0', layout: 'seed', environment: null,
   failure_type: 'VerifierTimeout', failure_class: 'data',
   packed_input_ids: [], packed_logprobs: [], prompt_mask: [], seq_no_eos_mask: [], packed_prompts: [], version_start: [],
   version_end: [], rewards: [], birth_time: 1_730_000_000_456, seqlens: [], prompt_lens: [], successes: [], raw_rewards: [],
@@ -77,7 +77,7 @@ function expectRoundTrip(table: Table, expected: readonly ExportedTrajectory[]):
     }
     batchRows.forEach((row, i) => {
       expect(batch.get(i)!.toJSON(), row.trajectory_id).toMatchObject({
-        trajectory_id: row.trajectory_id, qid: row.qid, status: row.status, layout: row.layout,
+        trajectory_id: row.trajectory_id, qid: row.qid, status: row.status, layout: row.layout, environment: row.environment,
         end_reason: row.end_reason, error: row.error ?? null, group_id: row.group_id ?? null,
         failure_type: row.failure_type ?? null, failure_class: row.failure_class ?? null,
         task_id: row.task_id === null ? null : BigInt(row.task_id), birth_time: BigInt(row.birth_time),
@@ -126,7 +126,7 @@ describe('trajectoryTable', () => {
     expect(table.schema.metadata.get('ratchet.format_version')).toBe('1');
     const dtypes = Object.fromEntries(table.schema.fields.map((field) => [field.name, String(field.type)]));
     expect(dtypes).toMatchObject({
-      ...LIST_DTYPES, trajectory_id: 'Utf8', qid: 'Utf8', status: 'Utf8', layout: 'Utf8', end_reason: 'Utf8', error: 'Utf8',
+      ...LIST_DTYPES, trajectory_id: 'Utf8', qid: 'Utf8', status: 'Utf8', layout: 'Utf8', environment: 'Utf8', end_reason: 'Utf8', error: 'Utf8',
       failure_type: 'Utf8', failure_class: 'Utf8',
       group_id: 'Utf8', task_id: 'Int64', birth_time: 'Int64', staleness: 'Int32', stale: 'Bool',
       temperature: 'Float64', top_p: 'Float64', top_k: 'Int32', min_p: 'Float64', repetition_penalty: 'Float64',
@@ -149,7 +149,7 @@ describe('trajectoryTable', () => {
   it('marks only the optional columns nullable', () => {
     const nullable = TRAJECTORY_COLUMNS.filter((column) => column.nullable).map((column) => column.name);
     expect(nullable).toEqual([
-      'task_id', 'end_reason', 'error', 'failure_type', 'failure_class', 'group_id', 'staleness', 'stale',
+      'task_id', 'environment', 'end_reason', 'error', 'failure_type', 'failure_class', 'group_id', 'staleness', 'stale',
       'temperature', 'top_p', 'top_k', 'min_p', 'repetition_penalty',
     ]);
   });

@@ -106,6 +106,15 @@ describe('storeCompletedTrajectory', () => {
     expect(await exported('sampled/0')).toMatchObject({ temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1 });
   });
 
+  it('exports the environment it ran in, null for a row stored before environments (issue 36)', async () => {
+    await workingTurn('env-named/0', 'it is 4');
+    await persistTrajectoryActivity(db.pool)({ ...identity('env-named/0'), layout: 'seed', turns: [doneTurn], rewards: [1], rawRewards: [1], environment: 'guess-number' });
+    await workingTurn('env-none/0', 'it is 4');
+    await persistTrajectoryActivity(db.pool)({ ...identity('env-none/0'), layout: 'seed', turns: [doneTurn], rewards: [1], rawRewards: [1] });
+    expect(await exported('env-named/0')).toMatchObject({ environment: 'guess-number' });
+    expect(await exported('env-none/0')).toMatchObject({ environment: null });
+  });
+
   it('leaves the sampling unknown (null) when an earlier release\'s workflow persisted without it', async () => {
     await workingTurn('unsampled/0', 'it is 4');
     await persistTrajectoryActivity(db.pool)({ ...identity('unsampled/0'), layout: 'seed', turns: [doneTurn], rewards: [1], rawRewards: [1] });
