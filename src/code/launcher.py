@@ -1,24 +1,28 @@
-# The Python that starts one test inside the sandbox, run as `python -I -c` (src/code/launcher-source.ts reads this
-# file; src/code/sandbox-command.ts puts floor_confinement.py before it under the `unshare` floor). It is trusted
-# only until the solution runs, and nothing it does after that speaks for the judge: the worker reads the verdict
-# from the solution's own stdout (in call mode, the return value the launcher writes there) and its exit status.
+# The Python that runs one answer's tests inside its sandbox, run as `python -I -S -c` (src/code/launcher-source.ts
+# reads this file; src/code/sandbox-command.ts puts floor_confinement.py before it under the `unshare` floor). It
+# never runs solution code itself, and nothing a solution does speaks for the judge: the worker reads the verdict
+# from the solution's own stdout (in call mode, the return value written there) and its exit status.
 # In order, it:
-# - reads the job (code, limits; never the expected output) from fd 3, which it closes;
+# - reads the job (code, limits; never an expected output) from fd 3, which it closes;
 # - under the `unshare` floor, builds the sandbox's root (`confine_floor`, defined before this source) and
 #   installs the seccomp filter (no_new_privs first), which bwrap has already installed otherwise;
 # - closes every descriptor it inherited beyond stdio and fd 4, whatever the worker's process held open;
-# - writes one byte on fd 4: the sandbox is ready, so a failure before it is the sandbox's;
-# - forks the solution, which gets fresh pipes as stdin, stdout and stderr (so that `open("/dev/stdin")` works as
-#   for any process), no other descriptor, its rlimits, and runs the code as a real `__main__` from
-#   `/sandbox/solution.py` (stdin mode), or calls `fn_name` with the JSON arguments read from stdin and writes the
-#   JSON of its return value to stdout (call mode; what the solution prints goes to /dev/null);
+# - prepares what every test needs (site-packages, the integer-digit limit), once;
+# - for each test (`<bytes>\n<input>` on stdin; the input's end ends the sandbox): writes one byte on fd 4 (this
+#   test starts; before the first, a failure is the sandbox's) and forks the solution's process, which gets fresh
+#   pipes as stdin, stdout and stderr (so that `open("/dev/stdin")` works as for any process), no other
+#   descriptor, its rlimits, and runs the code as a real `__main__` from `/sandbox/solution.py` (stdin mode), or
+#   calls `fn_name` with the JSON arguments read from stdin and writes the JSON of its return value to stdout
+#   (call mode; what the solution prints goes to /dev/null);
 # - stays the PID namespace's init: it relays the pipes to the worker, ends the sandbox as soon as the worker
 #   is gone (fd 4 hangs up: the sandbox's life is tied to the worker's, whatever killed it), and once the
-#   solution's process ends writes its real end on fd 4: `exit N` or `signal N`, its own CPU seconds, and
-#   whether its CPU-time limit fired. Exiting then, as init, kills whatever the solution left.
+#   solution's process ends writes its real end on fd 4: `exit N` or `signal N`, its own CPU seconds, whether its
+#   CPU-time limit fired, and the bytes of stdout and stderr relayed;
+# - then (`clean`) kills every other process of the namespace, empties the writable places and zeroes its
+#   buffers, so that the next test's fork starts from nothing of this one.
 # The solution cannot reach the launcher: init ignores the signals of its namespace it has no handler for (SIGINT
 # is ignored), the launcher is not dumpable (no /proc/1/mem, /proc/1/fd), and ptrace and pidfd_getfd are refused.
-# Annotations use built-in types only (nothing imported for them): this runs before every test.
+# Annotations use built-in types only (nothing imported for them): this runs once per answer.
 import ctypes
 import os
 import resource

@@ -261,18 +261,6 @@ export class SandboxSession {
   }
 }
 
-/** Runs one test in a fresh sandbox of its own, then ends it; see `SandboxSession`. */
-export async function runTest(launch: SandboxLaunch, job: SandboxJob, input: string, timeoutMs: number): Promise<TestRun> {
-  const session = new SandboxSession(launch, job);
-  try {
-    const run = await session.run(input, timeoutMs);
-    if (run === NOT_READY) throw new SandboxFailure(`${launch.argv[0]} was not ready`);
-    return run;
-  } finally {
-    session.close();
-  }
-}
-
 function timer(ms: number, then: () => void): { cancel(): void } {
   const handle = setTimeout(then, ms);
   return { cancel: () => clearTimeout(handle) };

@@ -7,7 +7,7 @@ import { interpreterTree } from './sandbox-job.js';
 export const SECCOMP_FD = 5;
 
 /**
- * The argv that starts one test's sandbox. Under either tool the launcher is the PID namespace's init (bwrap's
+ * The argv that starts one answer's sandbox. Under either tool the launcher is the PID namespace's init (bwrap's
  * `--as-pid-1`; `unshare --fork`) and the solution its child: no other process shares the sandbox, and when
  * the worker kills that init (or the launcher ends) the kernel kills every process of the answer, however it
  * detached.

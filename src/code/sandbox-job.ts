@@ -2,7 +2,7 @@ import type { IsolationTool, SandboxConfig } from './sandbox-config.js';
 import { seccompFilter } from './seccomp-filter.js';
 
 /**
- * What the launcher reads on fd 3 before each test (as `encodeJob` writes it): the code, the mode and the
+ * What the launcher reads on fd 3 once per answer (as `encodeJob` writes it): the code, the mode and the
  * limits. The expected outputs never enter the sandbox; the test's input arrives on stdin.
  */
 export interface SandboxJob {

@@ -20,7 +20,8 @@ export interface AnswerCode {
 const SETUP_TIMEOUT_MS = 15_000;
 
 /**
- * At most `concurrency` tests at once, each in a fresh sandbox of its own. The isolation tool is chosen on
+ * At most `concurrency` answers at once, each in a sandbox of its own (its tests one after another, each in a
+ * fresh fork of the sandbox's launcher: `answer`). The isolation tool is chosen on
  * first use by running a probe answer: bubblewrap when it works, else `unshare`; when neither works every run
  * throws `SandboxFailure`, as code never runs unconfined. Nothing is shared between sandboxes or between
  * worker processes: no uid range, no directory, no clean-up by uid.
