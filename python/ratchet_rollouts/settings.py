@@ -17,7 +17,18 @@ from typing import Any
 
 from temporalio.envconfig import ClientConfigProfile
 
-DEFAULT_TEMPORAL_ADDRESS = "localhost:7233"  # `ratchet dev`'s Temporal
+DEFAULT_TEMPORAL_PORT = 7233
+
+
+def dev_temporal_address(env: Mapping[str, str]) -> str:
+    """`ratchet dev`'s Temporal: 127.0.0.1 (where it binds) on RATCHET_TEMPORAL_PORT, the variable that moves it, or 7233.
+    Used when TEMPORAL_ADDRESS (or a profile) names none, so `ratchet-env serve` and a trainer started beside
+    `ratchet dev`, in the same environment, find its Temporal whatever port it was given."""
+    port = env.get("RATCHET_TEMPORAL_PORT", "").strip()
+    return f"127.0.0.1:{port if port.isdigit() else DEFAULT_TEMPORAL_PORT}"
+
+
+DEFAULT_TEMPORAL_ADDRESS = dev_temporal_address({})
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,7 @@ def temporal_connect_config(
         environ["TEMPORAL_API_KEY"] = key_from_file
     profile = ClientConfigProfile.load(override_env_vars=environ)
     config: dict[str, Any] = dict(profile.to_client_connect_config())
-    config.setdefault("target_host", DEFAULT_TEMPORAL_ADDRESS)
+    config.setdefault("target_host", dev_temporal_address(environ))
     config.setdefault("namespace", "default")
     if address:
         config["target_host"] = address

@@ -14,8 +14,14 @@ NO_FILE = {"TEMPORAL_CONFIG_FILE": "/nonexistent/temporal.toml"}  # the user's o
 
 def test_defaults_to_ratchet_devs_temporal_without_tls() -> None:
     config = temporal_connect_config(env=NO_FILE)
-    assert config["target_host"] == "localhost:7233" and config["namespace"] == "default"
+    assert config["target_host"] == "127.0.0.1:7233" and config["namespace"] == "default"
     assert "tls" not in config and "api_key" not in config
+
+
+def test_finds_ratchet_dev_on_the_port_it_was_moved_to() -> None:
+    # Issue 36: `ratchet dev` with RATCHET_TEMPORAL_PORT=7300 listens there; the Python side looked at 7233.
+    assert temporal_connect_config(env={**NO_FILE, "RATCHET_TEMPORAL_PORT": "7300"})["target_host"] == "127.0.0.1:7300"
+    assert temporal_connect_config(env={**NO_FILE, "RATCHET_TEMPORAL_PORT": "7300", "TEMPORAL_ADDRESS": "t:1"})["target_host"] == "t:1"
 
 
 def test_an_api_key_turns_tls_on_and_may_come_from_a_file(tmp_path: Path) -> None:

@@ -25,6 +25,8 @@ export function devBanner(at: DevEndpoints, dataset: string, stateDir: string): 
     'or train against it (an admission controller runs here):',
     `  npx ratchet submit --run r1 --dataset ${dataset} --samples 4 --batch-size 2 --max-head-offpolicyness 1`,
     '  npx ratchet consume --run r1 --batch-size 2 --format arrow --out batch.arrow   # then: npx ratchet ack <batchId>',
+    'Serve a Python environment to it (and point a Python trainer at it) with:',
+    `  TEMPORAL_ADDRESS=${at.temporalAddress} ratchet-env serve path/to/env.py:MyEnvironment`,
     'Ctrl-C stops everything.',
     '',
   ].join('\n');
