@@ -133,7 +133,10 @@ export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit
               (SELECT array_agg(coalesce(o.verdict, '') ORDER BY o.turn) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS verdicts,
               (SELECT array_agg(o.finish_reason <> 'stop' ORDER BY o.turn) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS truncated,
               (SELECT coalesce(sum(octet_length(o.output_ids) / 4), 0) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id)::int AS output_tokens,
-              (SELECT array_agg(o.version_end) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS versions
+              (SELECT array_agg(o.version_end) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id) AS versions,
+              -- The environment's own success (release 6 keeps it with the step); a step kept before, by its verdict.
+              (SELECT count(*) FROM turn_outputs o WHERE o.trajectory_id = p.trajectory_id
+                 AND coalesce((o.environment_step->>'success')::boolean, o.verdict = 'correct'))::int AS successes
        FROM trajectory_prompts p LEFT JOIN rollout_members m ON m.trajectory_id = p.trajectory_id LEFT JOIN rollout_groups g ON g.group_id = m.group_id
        WHERE p.run_id = $1 AND NOT EXISTS (SELECT 1 FROM trajectories t WHERE t.trajectory_id = p.trajectory_id)
      ), matching AS (
@@ -151,7 +154,7 @@ export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit
     entries: rows.map((row): TrajectoryListEntry => {
       const verdicts: string[] = row.verdicts ?? [];
       return {
-        trajectoryId: row.trajectory_id, qid: row.qid, status: 'running', turns: verdicts.length, successes: verdicts.filter((v) => v === 'correct').length,
+        trajectoryId: row.trajectory_id, qid: row.qid, status: 'running', turns: verdicts.length, successes: row.successes,
         reward: null, verdicts, truncated: row.truncated ?? [], staleness: null, failureType: null, outputTokens: row.output_tokens, finishedAt: null,
       };
     }),

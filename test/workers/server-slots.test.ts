@@ -3,7 +3,7 @@ import type { ActivitySlotInfo, CustomSlotSupplier, SlotPermit } from '@temporal
 import { ServerSlots } from '../../src/workers/server-slots.js';
 
 type Supplier = CustomSlotSupplier<ActivitySlotInfo>;
-const supplierOf = (tuner: ReturnType<ServerSlots['ownTuner']>) => tuner.activityTaskSlotSupplier as Supplier;
+const supplierOf = (tuner: ReturnType<ServerSlots['ownTuner']>) => (tuner as { activityTaskSlotSupplier: Supplier }).activityTaskSlotSupplier;
 const reserveContext = { slotType: 'activity', taskQueue: 'q', workerIdentity: 'w', workerBuildId: '', isSticky: false } as never;
 
 /** Takes a slot from `supplier` and starts a turn in it, as the SDK does when a task arrives. */
