@@ -78,6 +78,7 @@ describe.skipIf(!existsSync('/proc/net/tcp'))('ratchet dev, stopped', () => {
     await dev.exited;
     clearTimeout(timer);
     const ms = performance.now() - sent;
+    process.stderr.write(`ratchet dev exited ${Math.round(ms)} ms after SIGTERM with a step hung\n`);
     expect(ms, dev.stderr()).toBeLessThan(15_000);
     await untilGone([temporal, postgres], 5_000);
   }, 300_000);

@@ -42,6 +42,7 @@ describe('ratchet run --submit-only, interrupted', () => {
       const [code] = await exited;
       clearTimeout(timer);
       const ms = performance.now() - sent;
+      process.stderr.write(`ratchet run --submit-only exited ${Math.round(ms)} ms after ${signal}\n`);
       expect({ code, stderr }).toMatchObject({ code: status, stderr: expect.stringContaining(`interrupted by ${signal}`) });
       expect(stderr).toContain(`--run-name ${runName}`);
       expect(ms).toBeLessThan(5_000);
