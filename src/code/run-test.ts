@@ -142,6 +142,11 @@ export class SandboxSession {
     filterChannel?.end(launch.seccompFilter);
   }
 
+  /** The tool's process (bwrap, unshare), whose child is the launcher. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /** Whether the sandbox can take another test: it was neither killed nor has it ended. */
   get usable(): boolean {
     return !this.killed && this.exit === undefined && this.current === undefined;

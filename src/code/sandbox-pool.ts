@@ -173,6 +173,11 @@ export class AnswerTests {
     return { ...run, elapsedMs: performance.now() - started };
   }
 
+  /** The pid of the tool (bwrap, unshare) holding the answer's current sandbox, if one is up: for tests that break it. */
+  get sandboxPid(): number | undefined {
+    return this.current?.usable ? this.current.pid : undefined;
+  }
+
   /** Ends the answer's sandbox and gives its place back. */
   close(): void {
     this.closed = true;

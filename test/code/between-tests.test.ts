@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { childrenOf } from '../../src/code/sandbox-kill.js';
 import { CodeSandboxPool, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
 import { fenced, SANDBOXES } from './sandbox-fixtures.js';
 
@@ -119,6 +120,29 @@ describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => 
         starts.push(run.kind === 'exited' ? run.stdout.toString().trim() : run.kind);
       }
       expect(new Set(starts).size).toBe(1);
+    } finally {
+      tests.close();
+    }
+  });
+
+  it('runs the next test in a fresh sandbox when the last one\'s launcher died or does not answer within 2 s', { timeout: 30_000 }, async () => {
+    const tests = sandbox.answer({ code: 'print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])', fnName: '', timeoutS: 5, memoryMb: 256 });
+    const launcher = (): number => childrenOf(tests.sandboxPid ?? 0)[0] ?? 0;
+    const start = async (): Promise<string> => {
+      const run = await tests.run('', 5000);
+      expect(run).toMatchObject({ kind: 'exited', code: 0 });
+      return run.kind === 'exited' ? run.stdout.toString().trim() : '';
+    };
+    try {
+      const first = await start();
+      process.kill(launcher(), 'SIGKILL');
+      const second = await start();
+      expect(second).not.toBe(first);
+      expect(await start()).toBe(second);
+      process.kill(launcher(), 'SIGSTOP');
+      const started = performance.now();
+      expect(await start()).not.toBe(second);
+      expect(performance.now() - started).toBeLessThan(8000);
     } finally {
       tests.close();
     }
