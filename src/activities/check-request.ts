@@ -1,9 +1,12 @@
 import { Context } from '@temporalio/activity';
-import { temporal } from '@temporalio/proto';
+// The proto package is CommonJS: under plain Node its named exports are not found (vitest alone would hide that).
+import proto from '@temporalio/proto';
 import { environmentNameOf, environmentSeed, environmentTaskQueue, unknownEnvironment, type EnvironmentSet } from '../environments/environment-set.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { resolveTrajectoryTimeouts, type ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
+
+const { temporal } = proto;
 
 export interface CheckRequestInput {
   request: unknown;

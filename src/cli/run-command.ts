@@ -9,6 +9,8 @@ import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/option
 import { loadProblems, positiveInt, rolloutOptionsFrom, withEnvironment, withEnvironmentOptions, withRolloutOptions } from './shared-options.js';
 import type { JsonValue } from '../environments/environment.js';
 import { exitOnInterrupt } from './interrupt.js';
+import { checkEnvironmentsServed } from '../client/served-environments.js';
+import { environmentNameOf } from '../environments/environment-set.js';
 
 export interface RunArguments {
   dataset: string;
@@ -62,6 +64,8 @@ export async function runAndReport(args: RunArguments): Promise<RunSummary> {
     cleanup: () => runtime.stop(), boundMs: 10_000,
   });
   try {
+    // A name nothing runs fails here, before anything is submitted, where this process runs the CPU worker itself.
+    if (runtime.environments) await checkEnvironmentsServed(runtime.client, requests.map(environmentNameOf), runtime.environments);
     const bar = new cliProgress.SingleBar({ format: 'trajectories [{bar}] {value}/{total} | {correct} correct first turns | {failed} failed', stream: process.stderr }, cliProgress.Presets.shades_classic);
     let correct = 0;
     let failed = 0;

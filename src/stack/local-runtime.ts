@@ -14,6 +14,7 @@ import { startStack, type EmbeddedTemporal, type Stack } from './local-stack.js'
 import { connectStack } from './stack-connections.js';
 import { Teardown } from './teardown.js';
 import { loadEnvironmentModules } from './environment-modules.js';
+import { BUILT_IN_ENVIRONMENTS } from '../environments/environment-set.js';
 import { startWorkers } from './workers.js';
 
 export interface LocalRuntime {
@@ -23,6 +24,8 @@ export interface LocalRuntime {
   /** The inference server generation goes to: RATCHET_POLICY_URL, or the simulated policy started here. */
   policyUrl: string;
   simulated: boolean;
+  /** The environments the CPU worker of this process runs (absent: its workers run elsewhere). */
+  environments?: readonly string[];
   /** Takes the runtime down; a caller adds what it starts on top (the UI, metrics) so one stop ends all. */
   teardown: Teardown;
   stop(): Promise<void>;
@@ -59,14 +62,17 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       teardown.add('simulated policy', policy.close);
       policyUrl = policy.url;
     }
+    let environments: string[] | undefined;
     if (options.workers) {
+      const own = await loadEnvironmentModules(config.environmentModules);
+      environments = [...BUILT_IN_ENVIRONMENTS, ...own.map((environment) => environment.name)];
       const verifier = new VerifierPool(config.verifier);
       teardown.add('verifier pool', () => verifier.close());
       const workers = await startWorkers({
         temporal: { address: stack.temporalAddress, settings: config.temporal }, pool, databaseUrl: stack.databaseUrl,
         cpu: {
           tokenizer, verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl,
-          environments: await loadEnvironmentModules(config.environmentModules),
+          environments: own,
         },
         gpu: {
           backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined),
@@ -76,6 +82,6 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       teardown.add('workers', workers.stop);
       await startAdmission({ pool, client, databaseUrl: stack.databaseUrl }, teardown);
     }
-    return { stack, client, pool, policyUrl, simulated: !config.policyUrl, teardown, stop: () => teardown.run() };
+    return { stack, client, pool, policyUrl, simulated: !config.policyUrl, ...(environments ? { environments } : {}), teardown, stop: () => teardown.run() };
   });
 }

@@ -1,7 +1,10 @@
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+// The proto package is CommonJS: under plain Node its named exports are not found (vitest alone would hide that).
+import proto from '@temporalio/proto';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
 import { pollUntil } from '../timing/poll-until.js';
+
+const { temporal } = proto;
 
 export interface UntilPollingOptions {
   timeoutMs: number;

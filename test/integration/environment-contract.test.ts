@@ -3,6 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { runRollouts } from '../../src/client/run-rollouts.js';
+import { checkEnvironmentsServed, UnservedEnvironments } from '../../src/client/served-environments.js';
+import { BUILT_IN_ENVIRONMENTS } from '../../src/environments/environment-set.js';
 import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
 import { loadConfig } from '../../src/config.js';
 import type { Problem } from '../../src/datasets/index.js';
@@ -303,5 +305,14 @@ describe('an environment nothing runs or serves', () => {
     expect(result.error).toMatch(/no environment "count-game-pyy"/);
     expect(seconds).toBeLessThan(10);
     console.log(`unknown environment → UnknownEnvironment in ${seconds.toFixed(1)} s`);
+  });
+
+  it('a client that runs the CPU worker itself refuses the name before submitting, naming only what nothing serves', async () => {
+    const local = [...BUILT_IN_ENVIRONMENTS, 'count-game-ts'];
+    await expect(checkEnvironmentsServed(stack.client, ['math', 'count-game-ts', 'count-game-py'], local)).resolves.toBeUndefined();
+    const refused = await checkEnvironmentsServed(stack.client, ['math', 'count-game-py', 'count-game-pyy', 'count-game-pyy'], local).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(UnservedEnvironments);
+    expect((refused as UnservedEnvironments).names).toEqual(['count-game-pyy']);
+    expect((refused as Error).message).toMatch(/no environment "count-game-pyy".*ratchet-env-count-game-pyy.*nothing was submitted/);
   });
 });
