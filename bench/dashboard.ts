@@ -16,11 +16,11 @@ import '../src/stack/tool-logging.js';
 import { startEmbeddedPostgresOnFreePort } from '../src/stack/embedded-postgres.js';
 import pg from 'pg';
 import { openDatabase } from '../src/store/database.js';
-import { migrate } from '../src/store/migrations.js';
+import { migrate } from '../src/store/schema/migrations.js';
 import { loadModelTokenizer } from '../src/tokens/model-tokenizer.js';
 import { startRatchetUi } from '../src/ui/server.js';
-import { runStatus } from '../src/store/run-status.js';
-import { listRuns, runCounters } from '../src/store/run-views.js';
+import { runStatus } from '../src/store/read/run-status.js';
+import { listRuns, runCounters } from '../src/store/read/run-views.js';
 import { GROUP_SIZE, seedSubmissions, seedSyntheticRun, syntheticGroupId, syntheticVersions, type SyntheticRun } from './dashboard/rows.js';
 
 const { values: flags } = parseArgs({

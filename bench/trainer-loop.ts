@@ -6,7 +6,7 @@
 import '../src/stack/tool-logging.js';
 import { RolloutClient } from '../src/client/rollout-client.js';
 import { arrowFileBytes, parquetBytes } from '../src/export/arrow-trajectories.js';
-import { publishPolicyVersion } from '../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../src/store/write/policy-versions.js';
 import { startSimulatedStack } from '../src/stack/simulated-stack.js';
 
 const steps = Number(process.argv[2] ?? 10);

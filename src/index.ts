@@ -1,25 +1,25 @@
 /** Ratchet's library API: what a trainer imports. */
 export { RolloutClient, type ConsumeOptions, type FinishedGroup, type SubmitOptions, type SubmittedGroup } from './client/rollout-client.js';
 export type { Batch } from './consumption/consume.js';
-export { LeaseLost, UnknownBatch, UnknownRun, type ClaimedBatch, type ClaimedTrajectory } from './store/batches.js';
+export { LeaseLost, UnknownBatch, UnknownRun, type ClaimedBatch, type ClaimedTrajectory } from './store/write/batches.js';
 export type { RunConfig, GroupMembership } from './admission/group-membership.js';
-export type { RunStatus } from './store/run-status.js';
+export type { RunStatus } from './store/read/run-status.js';
 export { admissionCapacity, type StalenessBound } from './admission/staleness.js';
 export { AdmissionController } from './processes/admission-controller.js';
-export type { ExportedTrajectory } from './store/trajectory-export.js';
+export type { ExportedTrajectory } from './store/read/trajectory-export.js';
 export type { TrajectoryRequest, TrajectoryResult } from './workflows/trajectory-state.js';
 export type { Problem } from './datasets/index.js';
 export type { RolloutOptions } from './trajectory/options.js';
 export { DEFAULT_SAMPLING, type SamplingParameters } from './trajectory/sampling.js';
 export { InvalidTrajectoryRequest, trajectoryRequestSchema, validateTrajectoryRequest } from './trajectory/request.js';
-export { releaseBatch } from './store/batches.js';
+export { releaseBatch } from './store/write/batches.js';
 export { arrowFileBytes, parquetBytes, writeArrowFile, writeParquetFile } from './export/arrow-trajectories.js';
-export { latestPolicyVersion, publishPolicyVersion, PolicyVersionConflict, type PolicyVersion } from './store/policy-versions.js';
+export { latestPolicyVersion, publishPolicyVersion, PolicyVersionConflict, type PolicyVersion } from './store/write/policy-versions.js';
 export { InvalidTrainingStep, PARITY_BOUNDS, TRAINING_METRICS, type TrainingMetric, type TrainingStep } from './training/training-step.js';
 export { DatabaseUnavailable, openDatabase } from './store/database.js';
 export { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy/policy-errors.js';
 export { RawLogprobsServer } from './policy/raw-logprobs-server.js';
-export { GroupMismatch, RunConfigMismatch } from './store/rollout-groups.js';
+export { GroupMismatch, RunConfigMismatch } from './store/write/rollout-groups.js';
 export { FailureType, failureClassOf, type FailureClass, type TrajectoryFailure } from './trajectory/failure.js';
 export { redactUrl } from './secrets/redact-url.js';
 export {

@@ -6,7 +6,7 @@
 // trajectories with working rows, queued groups, training steps. The packed token columns are 256-byte stand-ins:
 // real ones are larger and TOASTed out of the heap, which the dashboard's queries never read.
 import type pg from 'pg';
-import { ensureRun } from '../../src/store/rollout-groups.js';
+import { ensureRun } from '../../src/store/write/rollout-groups.js';
 
 export const GROUP_SIZE = 8;
 /** Groups of a synthetic training run that are still generating (their members have working rows), and queued. */

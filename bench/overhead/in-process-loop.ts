@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { InferenceBackend } from '../../src/policy/inference-backend.js';
-import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
-import type { StoredTurn } from '../../src/store/turn-store.js';
+import { storeCompletedTrajectory } from '../../src/store/write/trajectory-store.js';
+import type { StoredTurn } from '../../src/store/write/turn-store.js';
 import { feedbackTokens, promptIds } from '../../src/tokens/conversation-tokens.js';
 import type { ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { resolveRolloutOptions } from '../../src/trajectory/options.js';

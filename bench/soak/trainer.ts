@@ -1,5 +1,5 @@
 import type { RolloutClient } from '../../src/client/rollout-client.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 
 /** One acknowledged batch: when the trainer had it, and what was in it. */
 export interface Step {

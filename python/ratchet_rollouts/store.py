@@ -205,7 +205,7 @@ async def run_status(conn: psycopg.AsyncConnection[Any], run_id: str) -> dict[st
                  count(g.*) FILTER (WHERE g.status = 'cancelled') AS cancelled,
                  count(g.*) FILTER (WHERE g.status = 'admitted' AND g.finished_at IS NOT NULL AND g.completed > 0 AND g.consumed_at IS NULL) AS unconsumed,
                  count(g.*) FILTER (WHERE g.consumed_at IS NOT NULL) AS consumed,
-                 -- Stale at hand-out, the run page's one "stale" (STALE_AT_HAND_OUT in src/store/run-aggregates.ts): over
+                 -- Stale at hand-out, the run page's one "stale" (STALE_AT_HAND_OUT in src/store/read/run-aggregates.ts): over
                  -- max_head_offpolicyness at their latest hand-out, in any batch (acknowledged, pending, or lease run out).
                  (SELECT coalesce(sum(s.members), 0)::bigint FROM run_staleness s
                   WHERE s.run_id = r.run_id AND s.staleness > r.max_head_offpolicyness) AS stale_at_hand_out

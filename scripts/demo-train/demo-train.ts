@@ -19,7 +19,7 @@ import { loadConfig } from '../../src/config.js';
 import { startLocalRuntime, type LocalRuntime } from '../../src/stack/local-runtime.js';
 import { freePort } from '../../src/stack/free-port.js';
 import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
-import { servedWeights } from '../../src/store/served-weights.js';
+import { servedWeights } from '../../src/store/write/served-weights.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { startRatchetUi } from '../../src/ui/server.js';
 import { uiPort } from '../../src/ui/ui-port.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import { readTrajectories, type ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import type { ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { expectSeedInvariants, expectTokenVersions } from '../support/seed-invariants.js';
 

@@ -14,7 +14,7 @@ import { createBackend } from '../../src/policy/backend-config.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import type { RolloutOptions } from '../../src/trajectory/options.js';
 import { CPU_TASK_QUEUE } from '../../src/task-queues.js';
 import { startSimulatedStack, type SimulatedStack } from '../../src/stack/simulated-stack.js';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { feedbackTokens } from '../../src/tokens/conversation-tokens.js';
 import type { ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { returnsToGo, shapeReward } from '../../src/trajectory/rewards.js';

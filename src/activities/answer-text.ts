@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
-import { loadTurnOutputIds, NoStoredPrompt } from '../store/turn-store.js';
-import { loadStoredOutcome } from '../store/stored-outcome.js';
+import { loadTurnOutputIds, NoStoredPrompt } from '../store/write/turn-store.js';
+import { loadStoredOutcome } from '../store/write/stored-outcome.js';
 import { classified, storedAsFailed } from './failures.js';
 
 /**

@@ -10,8 +10,8 @@ import { observationRenderer, type ObservationRenderer } from '../tokens/feedbac
 import { feedbackText } from '../tokens/math-prompt.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { verdictSucceeded } from '../trajectory/turn.js';
-import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type EnvironmentStepRecord, type StoredJudgement } from '../store/turn-store.js';
-import { loadStoredOutcome } from '../store/stored-outcome.js';
+import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type EnvironmentStepRecord, type StoredJudgement } from '../store/write/turn-store.js';
+import { loadStoredOutcome } from '../store/write/stored-outcome.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import type { AnswerExtraction } from '../verifier/index.js';
 import { boundedEnvironmentCall } from './environment-call.js';

@@ -3,11 +3,11 @@ import { SandboxFailure } from '../code/index.js';
 import { EnvironmentFailure } from '../environments/environment.js';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '../policy/policy-errors.js';
 import { RawLogprobsServer } from '../policy/raw-logprobs-server.js';
-import { ContextMismatch } from '../store/turn-store.js';
+import { ContextMismatch } from '../store/write/turn-store.js';
 import { DatabaseUnavailable } from '../store/database.js';
 import { isPermanentDatabaseError, isTransientDatabaseError, sqlState } from '../store/database-errors.js';
 import { ChatTemplateError } from '../tokens/conversation-tokens.js';
-import { GroupMismatch, RunConfigMismatch } from '../store/rollout-groups.js';
+import { GroupMismatch, RunConfigMismatch } from '../store/write/rollout-groups.js';
 import { FailureType } from '../trajectory/failure.js';
 
 // Activities import the failure types from here; their home is the pure module the workflow can use too.

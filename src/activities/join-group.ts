@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { joinGroup } from '../store/rollout-groups.js';
+import { joinGroup } from '../store/write/rollout-groups.js';
 import { parseMembership, type GroupStatus } from '../admission/group-membership.js';
 import { classified, FailureType } from './failures.js';
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type pg from 'pg';
-import { loadStoredTurns } from '../store/turn-store.js';
-import { storeCompletedTrajectory, storeFailedTrajectory } from '../store/trajectory-store.js';
+import { loadStoredTurns } from '../store/write/turn-store.js';
+import { storeCompletedTrajectory, storeFailedTrajectory } from '../store/write/trajectory-store.js';
 import type { TrajectoryIdentity } from '../trajectory/identity.js';
 import { packTrajectory } from '../trajectory/packing.js';
 import type { PackingLayout } from '../trajectory/options.js';
@@ -10,7 +10,7 @@ import { stoppedWithoutEos, type EndReason, type TurnRecord } from '../trajector
 import { failureOf, type FailureClass } from '../trajectory/failure.js';
 import { storableText } from '../store/storable-text.js';
 import { classified, FailureType, storedAsFailed } from './failures.js';
-import { loadStoredOutcome } from '../store/stored-outcome.js';
+import { loadStoredOutcome } from '../store/write/stored-outcome.js';
 import { parseMembership, type GroupMembership } from '../admission/group-membership.js';
 
 export interface PersistInput extends TrajectoryIdentity {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { PartialOutput } from '../policy/resumable-generation.js';
-import { appendTurnCheckpoint, CheckpointSuperseded, claimTurnCheckpoint, type TurnCheckpointKey } from '../store/turn-checkpoints.js';
+import { appendTurnCheckpoint, CheckpointSuperseded, claimTurnCheckpoint, type TurnCheckpointKey } from '../store/write/turn-checkpoints.js';
 import { readHeartbeat } from './partial-output.js';
 
 /**

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type pg from 'pg';
-import { acknowledgeBatch, extendLease, releaseBatch } from '../store/batches.js';
+import { acknowledgeBatch, extendLease, releaseBatch } from '../store/write/batches.js';
 import { consumeBatch, type Batch } from '../consumption/consume.js';
 import { arrowFileBytes, parquetBytes } from '../export/arrow-trajectories.js';
 import { OutputFile } from './output-file.js';

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import { Command, Option } from 'commander';
 import { drainedOrClosed } from '../export/output-drain.js';
 import { writeArrowFile, writeParquetFile } from '../export/arrow-trajectories.js';
-import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../store/trajectory-export.js';
+import { readMonitorRecords, readTrajectories, type ExportedTrajectory } from '../store/read/trajectory-export.js';
 import { OutputFile } from './output-file.js';
 import { UsageError } from './usage-error.js';
 import { withDatabase } from './with-database.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { latestPolicyVersion, publishPolicyVersion } from '../store/policy-versions.js';
-import { servedWeights, serversNow } from '../store/served-weights.js';
+import { latestPolicyVersion, publishPolicyVersion } from '../store/write/policy-versions.js';
+import { servedWeights, serversNow } from '../store/write/served-weights.js';
 import { UsageError } from './usage-error.js';
 import { withDatabase } from './with-database.js';
 

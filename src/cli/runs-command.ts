@@ -3,10 +3,10 @@ import type pg from 'pg';
 import { Command } from 'commander';
 import { withDatabase } from './with-database.js';
 import { withRolloutClient } from './with-rollout-client.js';
-import { runStatus } from '../store/run-status.js';
+import { runStatus } from '../store/read/run-status.js';
 import { temporalRunStatus, type TemporalRunStatus } from '../processes/run-workflows.js';
 import { loadConfig } from '../config.js';
-import { trainingSteps } from '../store/training-steps.js';
+import { trainingSteps } from '../store/write/training-steps.js';
 import { connectClient } from '../temporal/connection.js';
 
 export function runsCommand(): Command {

@@ -5,7 +5,7 @@ import type { TrajectoryRequest, TrajectoryResult } from '../workflows/trajector
 import type { TurnRecord } from '../trajectory/turn.js';
 import { FailureType, failureOf, type FailureClass, type TrajectoryFailure } from '../trajectory/failure.js';
 import { submitTrajectory } from './submit.js';
-import { recordSubmissions } from '../store/run-aggregates.js';
+import { recordSubmissions } from '../store/read/run-aggregates.js';
 
 export interface RunProgress {
   onSubmitted?(total: number, duplicates: number): void;

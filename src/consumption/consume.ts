@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { ADMISSION_CHANNEL } from '../store/rollout-groups.js';
+import { ADMISSION_CHANNEL } from '../store/write/rollout-groups.js';
 import { listen } from '../store/notifications.js';
-import { readTrajectoriesById, type ExportedTrajectory } from '../store/trajectory-export.js';
-import { claimBatch, UnknownRun, type ClaimedBatch, type ClaimRequest } from '../store/batches.js';
+import { readTrajectoriesById, type ExportedTrajectory } from '../store/read/trajectory-export.js';
+import { claimBatch, UnknownRun, type ClaimedBatch, type ClaimRequest } from '../store/write/batches.js';
 
 /** A claimed batch with its trajectories, each tagged with its group and staleness. */
 export interface Batch extends ClaimedBatch {

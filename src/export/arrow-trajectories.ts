@@ -1,7 +1,7 @@
 import type { Writable } from 'node:stream';
 import { RecordBatchFileWriter, tableToIPC } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
-import type { ExportedTrajectory } from '../store/trajectory-export.js';
+import type { ExportedTrajectory } from '../store/read/trajectory-export.js';
 import { drainedOrClosed } from './output-drain.js';
 import { trajectoryBatch, trajectoryTable } from './trajectory-table.js';
 

@@ -1,7 +1,7 @@
 import {
   Bool, type Data, type DataType, Field, Float32, Float64, Int8, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, Utf8,
 } from 'apache-arrow';
-import type { ExportedTrajectory } from '../store/trajectory-export.js';
+import type { ExportedTrajectory } from '../store/read/trajectory-export.js';
 
 /** Bumped when a column changes meaning or dtype, so a trainer can refuse a file it does not understand. */
 export const TRAJECTORY_FORMAT_VERSION = '1';

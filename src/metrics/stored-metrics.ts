@@ -1,9 +1,9 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type pg from 'pg';
-import { readMetricCounts } from '../store/metric-counts.js';
-import { STALE_AT_HAND_OUT, type RunAggregates } from '../store/run-aggregates.js';
-import { countersOf } from '../store/run-views.js';
-import { admissionCountersOf } from '../store/run-status.js';
+import { readMetricCounts } from '../store/read/metric-counts.js';
+import { STALE_AT_HAND_OUT, type RunAggregates } from '../store/read/run-aggregates.js';
+import { countersOf } from '../store/read/run-views.js';
+import { admissionCountersOf } from '../store/read/run-status.js';
 import { admissionCapacity } from '../admission/staleness.js';
 import type { RunConfig } from '../admission/group-membership.js';
 import { STORED_VERDICTS } from '../trajectory/turn-verdicts.js';
@@ -18,7 +18,7 @@ export const OLDER_RUNS = '_older';
 /**
  * Ratchet's outcome metrics, read from Postgres at each scrape rather than counted in the activities: they survive
  * restarts, agree with `ratchet runs status`, the UI and the exported rows by construction (the same aggregates,
- * src/store/run-aggregates.ts, and the same definitions, countersOf), and need no hook in the workflow code. Every
+ * src/store/read/run-aggregates.ts, and the same definitions, countersOf), and need no hook in the workflow code. Every
  * worker serves the same values, so dashboards take max() over instances.
  */
 export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => Promise<void> {

@@ -4,9 +4,9 @@ import { log } from '../logging.js';
 import { ClosedTrajectorySweep } from './closed-trajectories.js';
 import { StatusAgreementSweep } from './status-agreement-sweep.js';
 import { listen } from '../store/notifications.js';
-import { POLICY_VERSION_CHANNEL } from '../store/policy-versions.js';
+import { POLICY_VERSION_CHANNEL } from '../store/write/policy-versions.js';
 import { admittedSignal } from '../workflows/admission-gate.js';
-import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unstartedAdmittedMembers } from '../store/rollout-groups.js';
+import { ADMISSION_CHANNEL, admitGroups, runsWithWaitingGroups, unstartedAdmittedMembers } from '../store/write/rollout-groups.js';
 
 export interface AdmissionControllerOptions {
   pool: pg.Pool;

@@ -1,8 +1,8 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type pg from 'pg';
 import { log } from '../logging.js';
-import { storeFailedTrajectory, trajectoriesWithoutRow } from '../store/trajectory-store.js';
-import { loadStoredTurns } from '../store/turn-store.js';
+import { storeFailedTrajectory, trajectoriesWithoutRow } from '../store/write/trajectory-store.js';
+import { loadStoredTurns } from '../store/write/turn-store.js';
 import { FailureType, failureClassOf } from '../trajectory/failure.js';
 import { QID } from '../temporal/search-attributes.js';
 import { VISIBILITY_LAG_MS, workflowPages } from './workflow-pages.js';

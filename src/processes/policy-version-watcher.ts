@@ -5,8 +5,8 @@ import type { InferenceBackend } from '../policy/inference-backend.js';
 import { PolicyUnavailable } from '../policy/policy-errors.js';
 import { CheckpointRefused, judgeProbe, PROOF_BOUNDS, type ProofFigures, WeightsRefused } from '../policy/weights-proof.js';
 import { listen } from '../store/notifications.js';
-import { latestPolicyVersion, POLICY_VERSION_CHANNEL, type PolicyVersion } from '../store/policy-versions.js';
-import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../store/served-weights.js';
+import { latestPolicyVersion, POLICY_VERSION_CHANNEL, type PolicyVersion } from '../store/write/policy-versions.js';
+import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../store/write/served-weights.js';
 
 /**
  * Whether a version with new weights but no probe reference may be served (`optional`, recorded `unproven`) or is

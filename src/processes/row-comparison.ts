@@ -1,7 +1,7 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type pg from 'pg';
-import type { StatusDisagreement } from '../store/status-disagreements.js';
-import { storedStatuses } from '../store/trajectory-statuses.js';
+import type { StatusDisagreement } from '../store/write/status-disagreements.js';
+import { storedStatuses } from '../store/read/trajectory-statuses.js';
 import { statusAgreement, workflowStatusName } from '../trajectory/status-agreement.js';
 
 /** The workflows of a page whose rows contradict them: one query reads every row of the page. */

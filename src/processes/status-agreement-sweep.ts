@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { log } from '../logging.js';
-import { recordDisagreements } from '../store/status-disagreements.js';
+import { recordDisagreements } from '../store/write/status-disagreements.js';
 import { CLOSED_WORKFLOW_STATUSES } from '../trajectory/status-agreement.js';
 import { disagreeingWorkflows } from './row-comparison.js';
 import { VISIBILITY_LAG_MS, workflowPages } from './workflow-pages.js';

@@ -8,7 +8,7 @@ import type { InferenceBackend } from '../policy/inference-backend.js';
 import { NO_FAULTS } from '../policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY, type SimulatedPolicyConfig } from '../policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../policy/simulated/server.js';
-import { readTrajectories, type ExportedTrajectory } from '../store/trajectory-export.js';
+import { readTrajectories, type ExportedTrajectory } from '../store/read/trajectory-export.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
 import { startAdmission } from './admission.js';

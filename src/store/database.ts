@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { redactUrl } from '../secrets/redact-url.js';
-import { migrate } from './migrations.js';
+import { migrate } from './schema/migrations.js';
 
 export class DatabaseUnavailable extends Error {
   override readonly name = 'DatabaseUnavailable';

@@ -1,5 +1,5 @@
-import type { RunCurves } from '../store/run-curves.js';
-import type { VersionRewards } from '../store/version-rewards.js';
+import type { RunCurves } from '../store/read/run-curves.js';
+import type { VersionRewards } from '../store/read/version-rewards.js';
 import { FEW_SAMPLES, MEASURED, type ChartSpec } from './training-charts.js';
 
 /**

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { readRun } from '../store/rollout-groups.js';
-import { runCurves, type RunCurves } from '../store/run-curves.js';
-import { trainingSteps } from '../store/training-steps.js';
-import { rewardsByVersion } from '../store/version-rewards.js';
+import { readRun } from '../store/write/rollout-groups.js';
+import { runCurves, type RunCurves } from '../store/read/run-curves.js';
+import { trainingSteps } from '../store/write/training-steps.js';
+import { rewardsByVersion } from '../store/read/version-rewards.js';
 import { overlayCharts } from './chart-overlay.js';
 import { curveCharts } from './curve-charts.js';
 import { trainingCharts, type ChartSpec, type RunTraining } from './training-charts.js';

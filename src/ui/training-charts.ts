@@ -1,4 +1,4 @@
-import type { VersionRewards } from '../store/version-rewards.js';
+import type { VersionRewards } from '../store/read/version-rewards.js';
 import { PARITY_BOUNDS, type TrainingStep } from '../training/training-step.js';
 
 /** What the run page shows of training: rewards by the generating policy version, and the trainer's steps. */

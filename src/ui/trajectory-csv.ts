@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { listTrajectories, type TrajectoryListEntry } from '../store/trajectory-search.js';
+import { listTrajectories, type TrajectoryListEntry } from '../store/read/trajectory-search.js';
 import type { ListQuery } from './pages/trajectory-list.js';
 
 /** The most rows a download holds: read as keyset pages of the list, so a download costs what paging through it costs. */

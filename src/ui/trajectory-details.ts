@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
-import { loadTrajectoryView, type TrajectoryView } from '../store/trajectory-view.js';
-import { recordedDisagreements, type RecordedDisagreement } from '../store/status-disagreements.js';
+import { loadTrajectoryView, type TrajectoryView } from '../store/read/trajectory-view.js';
+import { recordedDisagreements, type RecordedDisagreement } from '../store/write/status-disagreements.js';
 import { statusAgreement, type StatusAgreement } from '../trajectory/status-agreement.js';
 import type { TrajectoryState } from '../workflows/trajectory-state.js';
 import { splitReasoning, type AnswerParts } from './answer-parts.js';

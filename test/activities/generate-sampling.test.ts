@@ -3,7 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateActivity } from '../../src/activities/generate.js';
 import type { ServedLogprobs } from '../../src/policy/logprob-verdict.js';
-import { savePrompt } from '../../src/store/turn-store.js';
+import { savePrompt } from '../../src/store/write/turn-store.js';
 import { failureClassOf } from '../../src/trajectory/failure.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';

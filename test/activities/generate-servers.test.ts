@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateActivity, type GenerateResult } from '../../src/activities/generate.js';
-import { savePrompt } from '../../src/store/turn-store.js';
+import { savePrompt } from '../../src/store/write/turn-store.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { ScriptedBackend } from '../policy/fakes/scripted-backend.js';
 

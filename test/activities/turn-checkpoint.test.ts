@@ -3,8 +3,8 @@ import { checkpointHeartbeat } from '../../src/activities/partial-output.js';
 import { encodePartialOutput } from '../../src/activities/releases/token-heartbeats.js';
 import { resumeTurn, TurnCheckpointWriter } from '../../src/activities/turn-checkpoint.js';
 import type { PartialOutput } from '../../src/policy/resumable-generation.js';
-import { CheckpointSuperseded, claimTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
-import { savePrompt } from '../../src/store/turn-store.js';
+import { CheckpointSuperseded, claimTurnCheckpoint } from '../../src/store/write/turn-checkpoints.js';
+import { savePrompt } from '../../src/store/write/turn-store.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 
 let db: TestDatabase;

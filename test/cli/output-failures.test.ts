@@ -4,12 +4,12 @@ import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { persistTrajectoryActivity } from '../../src/activities/persist.js';
-import { joinGroup } from '../../src/store/rollout-groups.js';
-import { acknowledgeBatch, claimBatch, LeaseLost } from '../../src/store/batches.js';
+import { joinGroup } from '../../src/store/write/rollout-groups.js';
+import { acknowledgeBatch, claimBatch, LeaseLost } from '../../src/store/write/batches.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/stack/embedded-postgres.js';
 import { freePort, isListening } from '../../src/stack/free-port.js';
 import { openDatabase } from '../../src/store/database.js';
-import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/turn-store.js';
+import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/write/turn-store.js';
 import { runCli } from './run-cli.js';
 
 const RUN = { runId: 'lossless', maxHeadOffpolicyness: 4, batchSize: 1, maxConcurrent: 8 };

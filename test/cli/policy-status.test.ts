@@ -2,7 +2,7 @@ import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../../src/store/served-weights.js';
+import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../../src/store/write/served-weights.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { runCli } from './run-cli.js';
 

@@ -4,7 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { workflowBundle } from '../../src/workers/workflow-bundle.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';

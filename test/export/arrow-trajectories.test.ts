@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   arrowFileBytes, parquetBytes, TRAJECTORY_COLUMNS, trajectoryTable, writeArrowFile, writeParquetFile,
 } from '../../src/export/arrow-trajectories.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 
 // Logprobs and rewards chosen so that float32 rounding changes them: the test sees the rounding, not a no-op.
 const seedTwoTurns: ExportedTrajectory = {

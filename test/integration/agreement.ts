@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { failedResult } from '../../src/client/run-rollouts.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import type { TrajectoryResult } from '../../src/workflows/trajectory-state.js';
 
 /**

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/admission/group-membership.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { LeaseLost, UnknownBatch } from '../../src/store/batches.js';
+import { LeaseLost, UnknownBatch } from '../../src/store/write/batches.js';
 import { openDatabase } from '../../src/store/database.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 let stack: TestStack;

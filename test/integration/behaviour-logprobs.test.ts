@@ -5,7 +5,7 @@ import { DEFAULT_SIMULATED_POLICY } from '../../src/policy/simulated/policy-conf
 import { AnswerBook, startSimulatedPolicy, type RunningSimulatedPolicy } from '../../src/policy/simulated/server.js';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryRequests } from '../../src/client/submit.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 

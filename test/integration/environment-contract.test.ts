@@ -12,7 +12,7 @@ import { ENVIRONMENT_ATTEMPTS, MAX_OBSERVATION_CHARS, worstCaseSeconds } from '.
 import type { JsonValue } from '../../src/environments/environment.js';
 import { loadEnvironmentModules } from '../../src/stack/environment-modules.js';
 import { pythonPackageEnv } from '../../src/stack/python-package-env.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import type { TrajectoryResult } from '../../src/workflows/trajectory-state.js';
 import type { TrajectoryRequest } from '../../src/trajectory/request.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';

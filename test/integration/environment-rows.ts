@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type pg from 'pg';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { observationTokens } from '../../src/tokens/conversation-tokens.js';
 import type { ModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { returnsToGo } from '../../src/trajectory/rewards.js';

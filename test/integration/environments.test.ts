@@ -4,7 +4,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryRequest, trajectoryId } from '../../src/client/submit.js';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import type { RolloutOptions } from '../../src/trajectory/options.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
 import { startTestStack, type TestStack } from './local-stack.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { stopProcess } from '../../src/stack/child-process.js';
-import { readTrajectories } from '../../src/store/trajectory-export.js';
+import { readTrajectories } from '../../src/store/read/trajectory-export.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';

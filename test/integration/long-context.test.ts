@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
-import { readTrajectories } from '../../src/store/trajectory-export.js';
+import { readTrajectories } from '../../src/store/read/trajectory-export.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
-import { latestPolicyVersion, publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { latestPolicyVersion, publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { expectSeedInvariants, expectTokenVersions } from '../../scripts/support/seed-invariants.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { loadDataset, type Problem } from '../../src/datasets/index.js';
 import { PYTHON_PACKAGE_DIR, pythonPackageEnv } from '../../src/stack/python-package-env.js';
 import { stopChild } from '../../src/stack/child-process.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 import type { TrajectoryRequest } from '../../src/trajectory/request.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 

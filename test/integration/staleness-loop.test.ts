@@ -3,9 +3,9 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { admitGroups } from '../../src/store/rollout-groups.js';
+import { admitGroups } from '../../src/store/write/rollout-groups.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 
 let stack: TestStack;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
-import { readMonitorRecords } from '../../src/store/trajectory-export.js';
+import { readMonitorRecords } from '../../src/store/read/trajectory-export.js';
 import { stateQuery } from '../../src/workflows/trajectory-state.js';
 import { QID, STATUS, SUCCESSES, TURN } from '../../src/temporal/search-attributes.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';

@@ -7,7 +7,7 @@ import { trajectoryRequests } from '../../src/client/submit.js';
 import { freePort } from '../../src/stack/free-port.js';
 import { CLI } from '../cli/run-cli.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
-import { runStatus } from '../../src/store/run-status.js';
+import { runStatus } from '../../src/store/read/run-status.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 import { GPU_TASK_QUEUE } from '../../src/task-queues.js';

@@ -1,10 +1,10 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStatus } from '../../src/store/run-status.js';
+import { runStatus } from '../../src/store/read/run-status.js';
 import { LABELLED_RUNS, OLDER_RUNS, registerStoredMetrics } from '../../src/metrics/stored-metrics.js';
-import { cancelGroups, admitGroups } from '../../src/store/rollout-groups.js';
-import { recordSubmissions } from '../../src/store/run-aggregates.js';
-import { runCounters } from '../../src/store/run-views.js';
+import { cancelGroups, admitGroups } from '../../src/store/write/rollout-groups.js';
+import { recordSubmissions } from '../../src/store/read/run-aggregates.js';
+import { runCounters } from '../../src/store/read/run-views.js';
 import { STORED_VERDICTS } from '../../src/trajectory/turn-verdicts.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { complete, fail, joinedGroup, start } from '../store/run-rows.js';

@@ -4,7 +4,7 @@ import { VllmBackend } from '../../src/policy/vllm-backend.js';
 import { NO_FAULTS } from '../../src/policy/simulated/faults.js';
 import { DEFAULT_SIMULATED_POLICY } from '../../src/policy/simulated/policy-config.js';
 import { AnswerBook, startSimulatedPolicy } from '../../src/policy/simulated/server.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { PolicyVersionWatcher } from '../../src/processes/policy-version-watcher.js';
 import { startFakeVllm } from '../policy/fakes/fake-vllm.js';

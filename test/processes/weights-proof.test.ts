@@ -3,8 +3,8 @@ import type { InferenceBackend } from '../../src/policy/inference-backend.js';
 import { PolicyUnavailable } from '../../src/policy/policy-errors.js';
 import { CheckpointRefused, judgeProbe, type ProbeReference, probeReference } from '../../src/policy/weights-proof.js';
 import { PolicyVersionWatcher } from '../../src/processes/policy-version-watcher.js';
-import { InvalidProbeReference, publishPolicyVersion } from '../../src/store/policy-versions.js';
-import { servedWeights, serversNow } from '../../src/store/served-weights.js';
+import { InvalidProbeReference, publishPolicyVersion } from '../../src/store/write/policy-versions.js';
+import { servedWeights, serversNow } from '../../src/store/write/served-weights.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { arrowFileBytes, parquetBytes } from '../../src/export/arrow-trajectories.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { VLLM_STATE } from '../../src/stack/vllm-server.js';
 
 /** The shipped parity command, as `npm run setup:vllm` installs it with the Python package into the vLLM venv. */

@@ -7,7 +7,7 @@ import { probeServedLogprobs } from '../../src/policy/logprob-probe.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryRequests } from '../../src/client/submit.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import type { RolloutOptions } from '../../src/trajectory/options.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';

@@ -7,7 +7,7 @@ import { checkRunRows } from '../../scripts/demo-train/run-rows.js';
 import { runTrainer, type TrainerEvent } from '../../scripts/demo-train/trainer-process.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { startVllm, stopStartedServers, type RunningVllm } from '../../src/stack/vllm-server.js';
-import { servedWeights } from '../../src/store/served-weights.js';
+import { servedWeights } from '../../src/store/write/served-weights.js';
 
 // The short version of `npm run demo:train`: the PyTorch trainer of examples/train against a real vLLM, for a few
 // steps. What it proves is the loop, not the learning: each step's new version is written, published, and loaded

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryRequests } from '../../src/client/submit.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
-import type { ExportedTrajectory } from '../../src/store/trajectory-export.js';
+import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { startVllm, stopStartedServers, type RunningVllm } from '../../src/stack/vllm-server.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 import { promptIds } from '../../src/tokens/conversation-tokens.js';

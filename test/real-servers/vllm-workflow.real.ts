@@ -6,7 +6,7 @@ import { runRollouts } from '../../src/client/run-rollouts.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { freePort, isListening } from '../../src/stack/free-port.js';
 import { stopProcess } from '../../src/stack/child-process.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { promptIds } from '../../src/tokens/conversation-tokens.js';
 import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { expectSeedInvariants, expectTokenVersions } from '../../scripts/support/seed-invariants.js';

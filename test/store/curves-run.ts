@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { admitGroups, joinGroup } from '../../src/store/rollout-groups.js';
-import { storeCompletedTrajectory, type CompletedTrajectory } from '../../src/store/trajectory-store.js';
+import { admitGroups, joinGroup } from '../../src/store/write/rollout-groups.js';
+import { storeCompletedTrajectory, type CompletedTrajectory } from '../../src/store/write/trajectory-store.js';
 
 /**
  * A grouped run whose curves are worked out by hand (test/store/run-curves.test.ts): two groups of two, stored with

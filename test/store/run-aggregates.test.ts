@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runStatus } from '../../src/store/run-status.js';
+import { runStatus } from '../../src/store/read/run-status.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { acknowledgeBatch, claimBatch } from '../../src/store/batches.js';
-import { admitGroups, cancelGroups } from '../../src/store/rollout-groups.js';
-import { readOneRunAggregates, recordSubmissions } from '../../src/store/run-aggregates.js';
-import { listRuns, runCounters } from '../../src/store/run-views.js';
-import { storeFailedTrajectory } from '../../src/store/trajectory-store.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
+import { acknowledgeBatch, claimBatch } from '../../src/store/write/batches.js';
+import { admitGroups, cancelGroups } from '../../src/store/write/rollout-groups.js';
+import { readOneRunAggregates, recordSubmissions } from '../../src/store/read/run-aggregates.js';
+import { listRuns, runCounters } from '../../src/store/read/run-views.js';
+import { storeFailedTrajectory } from '../../src/store/write/trajectory-store.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 import { complete, fail, joinedGroup, start } from './run-rows.js';
 

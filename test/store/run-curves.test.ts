@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimBatch } from '../../src/store/batches.js';
-import { admitGroups, joinGroup } from '../../src/store/rollout-groups.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
-import { RUN_CURVES_BACKFILL_SQL } from '../../src/store/run-curves-sql.js';
-import { centredAdvantageBars, runCurves } from '../../src/store/run-curves.js';
-import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
-import { rewardsByVersion } from '../../src/store/version-rewards.js';
+import { claimBatch } from '../../src/store/write/batches.js';
+import { admitGroups, joinGroup } from '../../src/store/write/rollout-groups.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
+import { RUN_CURVES_BACKFILL_SQL } from '../../src/store/schema/run-curves-sql.js';
+import { centredAdvantageBars, runCurves } from '../../src/store/read/run-curves.js';
+import { storeCompletedTrajectory } from '../../src/store/write/trajectory-store.js';
+import { rewardsByVersion } from '../../src/store/read/version-rewards.js';
 import { CURVES_MEMBERS, CURVES_RUN, curvesTrajectory, seedCurvesRun } from './curves-run.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 

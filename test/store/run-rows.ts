@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { persistFailureActivity, persistTrajectoryActivity } from '../../src/activities/persist.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { joinGroup } from '../../src/store/rollout-groups.js';
-import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/turn-store.js';
+import { joinGroup } from '../../src/store/write/rollout-groups.js';
+import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/write/turn-store.js';
 import type { FailureClass } from '../../src/trajectory/failure.js';
 import type { StoredVerdict } from '../../src/trajectory/turn-verdicts.js';
 

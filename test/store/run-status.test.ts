@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { persistFailureActivity, persistTrajectoryActivity } from '../../src/activities/persist.js';
-import { joinGroup } from '../../src/store/rollout-groups.js';
+import { joinGroup } from '../../src/store/write/rollout-groups.js';
 import type { RunConfig } from '../../src/admission/group-membership.js';
-import { runStatus } from '../../src/store/run-status.js';
-import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/turn-store.js';
+import { runStatus } from '../../src/store/read/run-status.js';
+import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/write/turn-store.js';
 import type { FailureClass } from '../../src/trajectory/failure.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 

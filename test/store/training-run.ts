@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { ensureRun } from '../../src/store/rollout-groups.js';
-import { recordTrainingStep } from '../../src/store/training-steps.js';
+import { ensureRun } from '../../src/store/write/rollout-groups.js';
+import { recordTrainingStep } from '../../src/store/write/training-steps.js';
 
 /** One stored trajectory's per-turn columns, as the seed's rewards and versions would leave them. */
 export interface SeededTrajectory {

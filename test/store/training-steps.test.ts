@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UnknownRun } from '../../src/store/batches.js';
-import { ensureRun } from '../../src/store/rollout-groups.js';
-import { recordTrainingStep, trainingSteps } from '../../src/store/training-steps.js';
-import { rewardsByVersion } from '../../src/store/version-rewards.js';
+import { UnknownRun } from '../../src/store/write/batches.js';
+import { ensureRun } from '../../src/store/write/rollout-groups.js';
+import { recordTrainingStep, trainingSteps } from '../../src/store/write/training-steps.js';
+import { rewardsByVersion } from '../../src/store/read/version-rewards.js';
 import { InvalidTrainingStep } from '../../src/training/training-step.js';
 import { seedTrainingRun, STEPS, TRAINING_RUN } from './training-run.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { ensureRun } from '../../src/store/rollout-groups.js';
+import { ensureRun } from '../../src/store/write/rollout-groups.js';
 
 /** One stored trajectory of the list fixture: per-turn verdicts and whether each turn hit the length limit. */
 export interface ListedTrajectory {

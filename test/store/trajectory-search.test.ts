@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadGroupView } from '../../src/store/group-view.js';
-import { searchIds } from '../../src/store/id-search.js';
-import { problemAcrossRuns, runProblems } from '../../src/store/run-problems.js';
-import { listRunning, listTrajectories, type TrajectoryFilter, type TrajectoryOrder } from '../../src/store/trajectory-search.js';
-import { loadStoredTurns, saveTurnOutput, saveVerdictAndFeedback, savePrompt, VERDICT_DETAIL_LIMIT } from '../../src/store/turn-store.js';
-import { loadTrajectoryView } from '../../src/store/trajectory-view.js';
+import { loadGroupView } from '../../src/store/read/group-view.js';
+import { searchIds } from '../../src/store/read/id-search.js';
+import { problemAcrossRuns, runProblems } from '../../src/store/read/run-problems.js';
+import { listRunning, listTrajectories, type TrajectoryFilter, type TrajectoryOrder } from '../../src/store/read/trajectory-search.js';
+import { loadStoredTurns, saveTurnOutput, saveVerdictAndFeedback, savePrompt, VERDICT_DETAIL_LIMIT } from '../../src/store/write/turn-store.js';
+import { loadTrajectoryView } from '../../src/store/read/trajectory-view.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 import { RUNNING_ID, seedTrajectoryList } from './trajectory-list-run.js';
 

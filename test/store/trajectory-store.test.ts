@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { persistFailureActivity, persistTrajectoryActivity } from '../../src/activities/persist.js';
-import { storeFailedTrajectory } from '../../src/store/trajectory-store.js';
-import { readTrajectories, type ExportedTrajectory } from '../../src/store/trajectory-export.js';
-import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/turn-store.js';
-import type { StoredTurn } from '../../src/store/turn-store.js';
+import { storeFailedTrajectory } from '../../src/store/write/trajectory-store.js';
+import { readTrajectories, type ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
+import { saveFeedback, savePrompt, saveTurnOutput, saveVerdict } from '../../src/store/write/turn-store.js';
+import type { StoredTurn } from '../../src/store/write/turn-store.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 
 let db: TestDatabase;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { liveTrajectories } from '../../src/store/live-views.js';
-import { appendTurnCheckpoint, claimTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
-import { saveTurnOutput, saveVerdictAndFeedback, savePrompt } from '../../src/store/turn-store.js';
-import { loadTrajectoryView } from '../../src/store/trajectory-view.js';
+import { liveTrajectories } from '../../src/store/read/live-views.js';
+import { appendTurnCheckpoint, claimTurnCheckpoint } from '../../src/store/write/turn-checkpoints.js';
+import { saveTurnOutput, saveVerdictAndFeedback, savePrompt } from '../../src/store/write/turn-store.js';
+import { loadTrajectoryView } from '../../src/store/read/trajectory-view.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 
 // A trajectory in the middle of its second turn, written with the store functions the activities use.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartialOutput } from '../../src/policy/resumable-generation.js';
-import { appendTurnCheckpoint, CheckpointSuperseded, claimTurnCheckpoint, dropTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
-import { savePrompt } from '../../src/store/turn-store.js';
+import { appendTurnCheckpoint, CheckpointSuperseded, claimTurnCheckpoint, dropTurnCheckpoint } from '../../src/store/write/turn-checkpoints.js';
+import { savePrompt } from '../../src/store/write/turn-store.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 
 let db: TestDatabase;

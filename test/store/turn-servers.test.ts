@@ -1,9 +1,9 @@
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerStoredMetrics } from '../../src/metrics/stored-metrics.js';
-import { readOneRunAggregates } from '../../src/store/run-aggregates.js';
-import { turnServerRatesOf } from '../../src/store/run-views.js';
-import { loadTrajectoryView } from '../../src/store/trajectory-view.js';
+import { readOneRunAggregates } from '../../src/store/read/run-aggregates.js';
+import { turnServerRatesOf } from '../../src/store/read/run-views.js';
+import { loadTrajectoryView } from '../../src/store/read/trajectory-view.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
 import { completeOnServers, storeAffinityRuns } from './run-rows.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { policyHealth } from '../../src/store/policy-health.js';
-import { storeCompletedTrajectory, type CompletedTrajectory } from '../../src/store/trajectory-store.js';
+import { policyHealth } from '../../src/store/read/policy-health.js';
+import { storeCompletedTrajectory, type CompletedTrajectory } from '../../src/store/write/trajectory-store.js';
 import { DEFAULT_SAMPLING } from '../../src/trajectory/sampling.js';
 import { packTrajectory, type TurnTokens } from '../../src/trajectory/packing.js';
 import { startRatchetUi } from '../../src/ui/server.js';

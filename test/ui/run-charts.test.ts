@@ -1,8 +1,8 @@
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRun } from '../../src/store/rollout-groups.js';
-import { storeCompletedTrajectory } from '../../src/store/trajectory-store.js';
-import type { RunCurves } from '../../src/store/run-curves.js';
+import { ensureRun } from '../../src/store/write/rollout-groups.js';
+import { storeCompletedTrajectory } from '../../src/store/write/trajectory-store.js';
+import type { RunCurves } from '../../src/store/read/run-curves.js';
 import type { ChartSpec } from '../../src/ui/training-charts.js';
 import { runColour } from '../../src/ui/chart-overlay.js';
 import { wilsonInterval } from '../../src/ui/wilson.js';

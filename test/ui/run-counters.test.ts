@@ -1,9 +1,9 @@
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgeBatch, claimBatch } from '../../src/store/batches.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
-import { admitGroups, cancelGroups } from '../../src/store/rollout-groups.js';
-import { recordSubmissions } from '../../src/store/run-aggregates.js';
+import { acknowledgeBatch, claimBatch } from '../../src/store/write/batches.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
+import { admitGroups, cancelGroups } from '../../src/store/write/rollout-groups.js';
+import { recordSubmissions } from '../../src/store/read/run-aggregates.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { complete, fail, joinedGroup, start } from '../store/run-rows.js';
 import { startUiBrowser, type UiBrowser } from './ui-browser.js';

@@ -1,10 +1,10 @@
 import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acknowledgeBatch, claimBatch } from '../../src/store/batches.js';
-import { publishPolicyVersion } from '../../src/store/policy-versions.js';
-import { admitGroups } from '../../src/store/rollout-groups.js';
-import { claimTurnCheckpoint } from '../../src/store/turn-checkpoints.js';
-import { savePrompt } from '../../src/store/turn-store.js';
+import { acknowledgeBatch, claimBatch } from '../../src/store/write/batches.js';
+import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
+import { admitGroups } from '../../src/store/write/rollout-groups.js';
+import { claimTurnCheckpoint } from '../../src/store/write/turn-checkpoints.js';
+import { savePrompt } from '../../src/store/write/turn-store.js';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
 import { uiApp } from '../../src/ui/app.js';
 import { FALLBACK_ATTEMPT_BASE } from '../../src/workflows/turn-affinity.js';

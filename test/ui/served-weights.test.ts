@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
-import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../../src/store/served-weights.js';
+import { recordLoaded, recordLoadRequested, recordServing, recordVerdict } from '../../src/store/write/served-weights.js';
 import { uiApp } from '../../src/ui/app.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { storeAffinityRuns } from '../store/run-rows.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TrainingStep } from '../../src/training/training-step.js';
-import type { VersionRewards } from '../../src/store/version-rewards.js';
+import type { VersionRewards } from '../../src/store/read/version-rewards.js';
 import { trainingCharts, type ChartSpec, type RunTraining } from '../../src/ui/training-charts.js';
 
 const step = (n: number, metrics: Record<string, number>): TrainingStep => ({ runId: 'r', step: n, policyVersion: n + 1, metrics, recordedAt: new Date(0) });

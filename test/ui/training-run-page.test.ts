@@ -1,7 +1,7 @@
 import type { Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRun } from '../../src/store/rollout-groups.js';
-import { recordTrainingStep } from '../../src/store/training-steps.js';
+import { ensureRun } from '../../src/store/write/rollout-groups.js';
+import { recordTrainingStep } from '../../src/store/write/training-steps.js';
 import type { ChartSpec, RunTraining } from '../../src/ui/training-charts.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';
 import { seedTrainingRun, STEPS, TRAINING_RUN } from '../store/training-run.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StoredTurn } from '../../src/store/turn-store.js';
-import { storeFailedTrajectory } from '../../src/store/trajectory-store.js';
-import { listTrajectories, type TrajectoryFilter, type TrajectoryOrder } from '../../src/store/trajectory-search.js';
-import { runProblems } from '../../src/store/run-problems.js';
-import type { VersionRewards } from '../../src/store/version-rewards.js';
+import type { StoredTurn } from '../../src/store/write/turn-store.js';
+import { storeFailedTrajectory } from '../../src/store/write/trajectory-store.js';
+import { listTrajectories, type TrajectoryFilter, type TrajectoryOrder } from '../../src/store/read/trajectory-search.js';
+import { runProblems } from '../../src/store/read/run-problems.js';
+import type { VersionRewards } from '../../src/store/read/version-rewards.js';
 import { problemsPage } from '../../src/ui/pages/problems-page.js';
 import { wilsonInterval } from '../../src/ui/wilson.js';
 import { startTestDatabase, type TestDatabase } from '../store/test-database.js';

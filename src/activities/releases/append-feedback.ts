@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { feedbackRenderer } from '../../tokens/feedback-renderer.js';
 import type { ModelTokenizer } from '../../tokens/model-tokenizer.js';
-import { saveFeedback } from '../../store/turn-store.js';
+import { saveFeedback } from '../../store/write/turn-store.js';
 import { classified } from '../failures.js';
 
 export interface AppendFeedbackInput {

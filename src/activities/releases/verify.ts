@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { ModelTokenizer } from '../../tokens/model-tokenizer.js';
-import { loadTurnOutputIds, saveVerdict } from '../../store/turn-store.js';
+import { loadTurnOutputIds, saveVerdict } from '../../store/write/turn-store.js';
 import type { Verdict, VerdictStatus, VerifierPool } from '../../verifier/index.js';
 import { classified } from '../failures.js';
 import { judgeAnswer, throwIfVerifierFailed, type TurnToJudge } from '../judge-answer.js';

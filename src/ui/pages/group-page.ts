@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { GroupView } from '../../store/group-view.js';
+import type { GroupView } from '../../store/read/group-view.js';
 import { groupAdvantages } from '../../trajectory/group-advantages.js';
 import { fixed, page, runHref, trajectoryHref, type Html } from '../layout.js';
 

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
-import type { ActiveRun, RunStatus } from '../../store/run-status.js';
-import type { LiveTrajectory } from '../../store/live-views.js';
+import type { ActiveRun, RunStatus } from '../../store/read/run-status.js';
+import type { LiveTrajectory } from '../../store/read/live-views.js';
 import { fixed, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { ATTEMPT_DEFINITION, attemptText, turnAttempt } from '../turn-attempt.js';
 

@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { Html } from '../layout.js';
 import { compactJson } from '../compact-json.js';
-import type { ObservationView, TurnView } from '../../store/trajectory-view.js';
+import type { ObservationView, TurnView } from '../../store/read/trajectory-view.js';
 
 /** An observation longer than this (characters, or lines) is shown folded, its role and size in the summary. */
 export const LONG_OBSERVATION_CHARS = 2000;

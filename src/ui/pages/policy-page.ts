@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { PolicyHealth } from '../../store/policy-health.js';
+import type { PolicyHealth } from '../../store/read/policy-health.js';
 import { fixed, page, runHref, type Html } from '../layout.js';
 
 /**

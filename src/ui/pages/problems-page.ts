@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
-import type { ProblemSort, RunProblem } from '../../store/run-problems.js';
-import type { VersionRewards } from '../../store/version-rewards.js';
+import type { ProblemSort, RunProblem } from '../../store/read/run-problems.js';
+import type { VersionRewards } from '../../store/read/version-rewards.js';
 import { wilsonInterval, WILSON_NAME } from '../wilson.js';
 import { fixed, page, runHref, type Html } from '../layout.js';
 import { percentText } from './runs-page.js';

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
-import { LISTED_BATCHES, type BatchListEntry } from '../../store/batch-list.js';
-import type { RunSettings } from '../../store/run-settings.js';
+import { LISTED_BATCHES, type BatchListEntry } from '../../store/read/batch-list.js';
+import type { RunSettings } from '../../store/read/run-settings.js';
 import { fixed, runHref, type Html } from '../layout.js';
 import type { RunChartsView } from '../run-charts-view.js';
 import { MAX_COMPARED, runColour } from '../chart-overlay.js';

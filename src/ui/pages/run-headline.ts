@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
-import type { RunHeadlineFacts } from '../../store/run-headline.js';
-import type { RunCounters } from '../../store/run-views.js';
-import type { VersionRewards } from '../../store/version-rewards.js';
+import type { RunHeadlineFacts } from '../../store/read/run-headline.js';
+import type { RunCounters } from '../../store/read/run-views.js';
+import type { VersionRewards } from '../../store/read/version-rewards.js';
 import { fixed, numberText, type Html } from '../layout.js';
 import type { RunTraining } from '../training-charts.js';
 

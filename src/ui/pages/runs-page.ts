@@ -1,8 +1,8 @@
 import { html } from 'hono/html';
-import type { RunCounters, RunListEntry, TurnServerRates } from '../../store/run-views.js';
-import type { RunHeadlineFacts } from '../../store/run-headline.js';
-import type { RecordedDisagreement } from '../../store/status-disagreements.js';
-import { STALE_AT_HAND_OUT } from '../../store/run-aggregates.js';
+import type { RunCounters, RunListEntry, TurnServerRates } from '../../store/read/run-views.js';
+import type { RunHeadlineFacts } from '../../store/read/run-headline.js';
+import type { RecordedDisagreement } from '../../store/write/status-disagreements.js';
+import { STALE_AT_HAND_OUT } from '../../store/read/run-aggregates.js';
 import { embedded, numberText, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { runCharts, type RunChartsPart } from './run-charts.js';
 import { runHeadline } from './run-headline.js';

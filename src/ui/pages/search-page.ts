@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
-import type { IdSearchResult } from '../../store/id-search.js';
-import type { RunProblem } from '../../store/run-problems.js';
+import type { IdSearchResult } from '../../store/read/id-search.js';
+import type { RunProblem } from '../../store/read/run-problems.js';
 import { fixed, groupHref, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { PROBLEM_COLUMN_DEFINITIONS } from './problems-page.js';
 import { percentText } from './runs-page.js';

@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import type { ServedWeightsRow, ServerNow } from '../../store/served-weights.js';
+import type { ServedWeightsRow, ServerNow } from '../../store/write/served-weights.js';
 
 type Html = ReturnType<typeof html>;
 

@@ -1,6 +1,6 @@
 import { html, raw } from 'hono/html';
 import type { ModelTokenizer } from '../../tokens/model-tokenizer.js';
-import type { TrajectoryView } from '../../store/trajectory-view.js';
+import type { TrajectoryView } from '../../store/read/trajectory-view.js';
 import { page, trajectoryHref, type Html } from '../layout.js';
 import { versionColour } from './version-strip.js';
 

@@ -1,6 +1,6 @@
 import { html } from 'hono/html';
 import { PARITY_BOUNDS, TRAINING_METRICS, type TrainingStep } from '../../training/training-step.js';
-import type { VersionRewards } from '../../store/version-rewards.js';
+import type { VersionRewards } from '../../store/read/version-rewards.js';
 import { fixed, type Html } from '../layout.js';
 import type { ChartSpec, RunTraining } from '../training-charts.js';
 import { chartBoxes } from './chart-boxes.js';

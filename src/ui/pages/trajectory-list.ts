@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { PAGE_SIZE, type ListTotal, type SortKey, type TrajectoryFilter, type TrajectoryListEntry, type TrajectoryOrder, type TrajectoryPage } from '../../store/trajectory-search.js';
+import { PAGE_SIZE, type ListTotal, type SortKey, type TrajectoryFilter, type TrajectoryListEntry, type TrajectoryOrder, type TrajectoryPage } from '../../store/read/trajectory-search.js';
 import { DOWNLOAD_ROWS } from '../trajectory-csv.js';
 import { embedded, fixed, groupHref, groupOf, runHref, trajectoryHref, type Html } from '../layout.js';
 

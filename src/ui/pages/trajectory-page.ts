@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import { embedded, fixed, groupHref, groupOf, page, runHref, trajectoryHref, type Html } from '../layout.js';
 import { trajectoryStamp, type TrajectoryDetails } from '../trajectory-details.js';
-import type { TrajectoryView, TurnView } from '../../store/trajectory-view.js';
+import type { TrajectoryView, TurnView } from '../../store/read/trajectory-view.js';
 import { attemptText } from '../turn-attempt.js';
 import { verdictDetailParts } from '../verdict-detail.js';
 import { observationsSection } from './observations.js';

@@ -317,11 +317,11 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
       CREATE INDEX trajectory_prompts_run ON trajectory_prompts (run_id);
     `,
   },
-  // The trajectory list's sort indexes, per-problem counts, and the code judge's detail (src/store/trajectory-search-sql.ts).
+  // The trajectory list's sort indexes, per-problem counts, and the code judge's detail (src/store/schema/trajectory-search-sql.ts).
   { id: '011_trajectory_search', sql: TRAJECTORY_SEARCH_SQL },
-  // The run page's curves as aggregates kept by triggers (src/store/run-curves-sql.ts).
+  // The run page's curves as aggregates kept by triggers (src/store/schema/run-curves-sql.ts).
   { id: '012_run_curves', sql: RUN_CURVES_SQL + RUN_CURVES_BACKFILL_SQL },
-  // A run's counters kept by triggers as rows are written, and what clients submitted (src/store/run-aggregates-sql.ts).
+  // A run's counters kept by triggers as rows are written, and what clients submitted (src/store/schema/run-aggregates-sql.ts).
   { id: '013_run_aggregates', sql: RUN_AGGREGATES_SQL },
   {
     id: '014_environments',
@@ -334,12 +334,12 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
       ALTER TABLE trajectories ADD COLUMN environment text;
     `,
   },
-  // Each turn's server and the prefix-cache tokens it reported, with a run's totals kept by a trigger (src/store/turn-servers-sql.ts).
+  // Each turn's server and the prefix-cache tokens it reported, with a run's totals kept by a trigger (src/store/schema/turn-servers-sql.ts).
   { id: '015_turn_servers', sql: TURN_SERVERS_SQL },
-  // The publisher's probe reference per version, and the served-weights ledger (src/store/served-weights-sql.ts).
+  // The publisher's probe reference per version, and the served-weights ledger (src/store/schema/served-weights-sql.ts).
   { id: '016_served_weights', sql: SERVED_WEIGHTS_SQL },
   // The trajectory list's stale, failed-with-a-verdict and ✓-then-✗ filters from tables and an index kept by the database, and
-  // per-problem turn-1 passes (src/store/trajectory-filters-sql.ts).
+  // per-problem turn-1 passes (src/store/schema/trajectory-filters-sql.ts).
   { id: '017_trajectory_filters', sql: TRAJECTORY_FILTERS_SQL },
 ];
 

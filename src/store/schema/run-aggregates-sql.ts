@@ -1,6 +1,6 @@
 /**
  * Migration 011: a run's counters kept up to date as rows are written, so the dashboard, `ratchet runs status` and
- * /metrics read a few rows per run instead of scanning a million (src/store/run-aggregates.ts reads them).
+ * /metrics read a few rows per run instead of scanning a million (src/store/read/run-aggregates.ts reads them).
  *
  * Statement-level AFTER triggers with transition tables add each statement's rows once: a row an
  * `ON CONFLICT DO NOTHING` skips (a re-run persist, a resubmission) is in no transition table, so counts stay

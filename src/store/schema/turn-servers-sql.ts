@@ -1,9 +1,9 @@
 /**
  * Migration 015: which inference server generated each turn, and how much of its prompt that server reported served
  * from its prefix cache (turn affinity, issue 27), with a run's totals kept by a trigger as migration 013's counters
- * are (src/store/run-aggregates.ts reads them): the run page and /metrics read a few rows per run, not every turn.
+ * are (src/store/read/run-aggregates.ts reads them): the run page and /metrics read a few rows per run, not every turn.
  *
- * A stored trajectory's turns are inserted into monitor_records in one statement (src/store/trajectory-store.ts), so
+ * A stored trajectory's turns are inserted into monitor_records in one statement (src/store/write/trajectory-store.ts), so
  * the trigger's transition table holds each turn beside the turn before it: "on the previous server" is computed
  * within it. Turns stored before this migration have no server and count nowhere.
  * Shipped: never edit, add a migration.

@@ -1,11 +1,11 @@
 import type pg from 'pg';
-import { readRun } from './rollout-groups.js';
-import { latestPolicyVersion } from './policy-versions.js';
+import { readRun } from '../write/rollout-groups.js';
+import { latestPolicyVersion } from '../write/policy-versions.js';
 import { readOneRunAggregates, readRunAggregates, readRunConfigs, type RunAggregates } from './run-aggregates.js';
 import { countersOf, type RunCounters } from './run-views.js';
-import type { FailureClass } from '../trajectory/failure.js';
-import type { RunConfig } from '../admission/group-membership.js';
-import { admissionCapacity, type AdmissionCounters, type StalenessBound } from '../admission/staleness.js';
+import type { FailureClass } from '../../trajectory/failure.js';
+import type { RunConfig } from '../../admission/group-membership.js';
+import { admissionCapacity, type AdmissionCounters, type StalenessBound } from '../../admission/staleness.js';
 
 /** Failed trajectories of a run, counted by failure type and by class (rows stored before failure types: InternalError, infrastructure). */
 export interface FailureCounts {
@@ -38,7 +38,7 @@ export interface RunStatus extends StalenessBound {
   consumedTrajectories: number;
   /** Of the stale at hand-out, those in batches a consumer acknowledged (counted at acknowledgement). */
   staleTrajectories: number;
-  /** STALE_AT_HAND_OUT (src/store/run-aggregates.ts): the run page's one "stale", in any batch. */
+  /** STALE_AT_HAND_OUT (src/store/read/run-aggregates.ts): the run page's one "stale", in any batch. */
   staleAtHandOut: number;
   /** Groups admission would start now. */
   capacity: number;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { InvalidTrainingStep, validateTrainingStep, type TrainingStep } from '../training/training-step.js';
+import { InvalidTrainingStep, validateTrainingStep, type TrainingStep } from '../../training/training-step.js';
 import { UnknownRun } from './batches.js';
 
 /**

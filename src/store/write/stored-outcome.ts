@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import type { FinishReason } from '../trajectory/turn.js';
-import type { FailureClass } from '../trajectory/failure.js';
+import type { FinishReason } from '../../trajectory/turn.js';
+import type { FailureClass } from '../../trajectory/failure.js';
 import type { EnvironmentStepRecord } from './turn-store.js';
-import { storableText } from './storable-text.js';
+import { storableText } from '../storable-text.js';
 
 /**
  * One turn of a stored, completed trajectory, as its steps first answered: what a step re-run after the trajectory

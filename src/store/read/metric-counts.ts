@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { RunConfig } from '../admission/group-membership.js';
+import type { RunConfig } from '../../admission/group-membership.js';
 import { readRunAggregates, type RunAggregates } from './run-aggregates.js';
 
 /** Counts Prometheus reads at each scrape: every number comes from the tables the trainer reads too. */

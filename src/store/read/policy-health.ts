@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { decodeFloat32, decodeInt32 } from '../tokens/token-codec.js';
+import { decodeFloat32, decodeInt32 } from '../../tokens/token-codec.js';
 
 /** How many of a run's newest completed trajectories the policy-health figures are read from (their token arrays). */
 export const POLICY_HEALTH_WINDOW = 500;

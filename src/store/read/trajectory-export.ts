@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { decodeFloat32, decodeInt32 } from '../tokens/token-codec.js';
-import type { FailureClass } from '../trajectory/failure.js';
+import { decodeFloat32, decodeInt32 } from '../../tokens/token-codec.js';
+import type { FailureClass } from '../../trajectory/failure.js';
 
 /** One exported trajectory: the seed's keys and layout, plus per-turn lengths, successes and raw rewards. */
 export interface ExportedTrajectory {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { RowStatus } from '../trajectory/status-agreement.js';
-import { storableText } from './storable-text.js';
+import type { RowStatus } from '../../trajectory/status-agreement.js';
+import { storableText } from '../storable-text.js';
 
 /** The stored status of each of these trajectories that has a row, in one query: ids without a row are absent. */
 export async function storedStatuses(pool: pg.Pool, trajectoryIds: readonly string[]): Promise<Map<string, RowStatus>> {

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { PartialOutput } from '../policy/resumable-generation.js';
-import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
-import { inTransaction } from './transaction.js';
+import type { PartialOutput } from '../../policy/resumable-generation.js';
+import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../../tokens/token-codec.js';
+import { inTransaction } from '../transaction.js';
 
 /** One attempt of one turn's generation: the attempt owns the checkpoint until a newer one claims it. */
 export interface TurnCheckpointKey {

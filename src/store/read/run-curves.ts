@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /**
- * A run's curves, read from the aggregates migration 012 keeps (src/store/run-curves-sql.ts): each query reads rows
+ * A run's curves, read from the aggregates migration 012 keeps (src/store/schema/run-curves-sql.ts): each query reads rows
  * per turn, version, minute or bin of one run, never its trajectories, so the page's poll costs the same at a
  * thousand trajectories as at a million. Every point carries the number of samples it rests on.
  */

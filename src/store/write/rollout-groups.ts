@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { inTransaction } from './transaction.js';
-import { admissionCapacity, type AdmissionCounters, type StalenessBound } from '../admission/staleness.js';
-import type { GroupMembership, GroupStatus, RunConfig } from '../admission/group-membership.js';
+import { inTransaction } from '../transaction.js';
+import { admissionCapacity, type AdmissionCounters, type StalenessBound } from '../../admission/staleness.js';
+import type { GroupMembership, GroupStatus, RunConfig } from '../../admission/group-membership.js';
 
 /** Channel notified when a member joins or a group finishes, so the controller re-checks capacity at once. */
 export const ADMISSION_CHANNEL = 'ratchet_admission';

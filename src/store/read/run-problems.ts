@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { FailureType } from '../trajectory/failure.js';
+import { FailureType } from '../../trajectory/failure.js';
 
 /**
  * One problem of a run: the samples that were attempted and how many solved it (some turn correct), from the

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
-import type { FinishReason } from '../trajectory/turn.js';
-import { storableJson, storableText } from './storable-text.js';
-import { inTransaction } from './transaction.js';
+import { decodeFloat32, decodeInt32, encodeFloat32, encodeInt32 } from '../../tokens/token-codec.js';
+import type { FinishReason } from '../../trajectory/turn.js';
+import { storableJson, storableText } from '../storable-text.js';
+import { inTransaction } from '../transaction.js';
 
 /** A turn's generation as the generate activity stores it. */
 export interface StoredTurnOutput {

@@ -1,14 +1,14 @@
 import type pg from 'pg';
-import { encodeFloat32, encodeInt32 } from '../tokens/token-codec.js';
-import type { PackedTokens } from '../trajectory/packing.js';
-import type { SamplingParameters } from '../trajectory/sampling.js';
-import type { EndReason, TurnRecord } from '../trajectory/turn.js';
-import type { TrajectoryFailure } from '../trajectory/failure.js';
-import type { GroupMembership } from '../admission/group-membership.js';
-import type { TrajectoryIdentity } from '../trajectory/identity.js';
-import { inTransaction } from './transaction.js';
+import { encodeFloat32, encodeInt32 } from '../../tokens/token-codec.js';
+import type { PackedTokens } from '../../trajectory/packing.js';
+import type { SamplingParameters } from '../../trajectory/sampling.js';
+import type { EndReason, TurnRecord } from '../../trajectory/turn.js';
+import type { TrajectoryFailure } from '../../trajectory/failure.js';
+import type { GroupMembership } from '../../admission/group-membership.js';
+import type { TrajectoryIdentity } from '../../trajectory/identity.js';
+import { inTransaction } from '../transaction.js';
 import { lockTrajectory, type StoredTurn } from './turn-store.js';
-import { storableJson, storableText } from './storable-text.js';
+import { storableJson, storableText } from '../storable-text.js';
 import { joinGroupAsFailed, recordMemberFinished } from './rollout-groups.js';
 
 export interface CompletedTrajectory extends TrajectoryIdentity {
@@ -47,7 +47,7 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
     );
     if (inserted.rowCount === 0) return false;
     // One statement for all turns: a round trip per turn was most of this transaction's time (and the trigger that
-    // counts turns on their previous server sees each turn beside the one before: src/store/turn-servers-sql.ts).
+    // counts turns on their previous server sees each turn beside the one before: src/store/schema/turn-servers-sql.ts).
     const generatedBy = new Map(trajectory.texts.map((text) => [text.turn, text]));
     await client.query(
       `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens)

@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { decodeFloat32, decodeInt32 } from '../tokens/token-codec.js';
-import { unpackTurns, type UnpackedTurn } from '../trajectory/unpacking.js';
-import { verdictSucceeded } from '../trajectory/turn.js';
+import { decodeFloat32, decodeInt32 } from '../../tokens/token-codec.js';
+import { unpackTurns, type UnpackedTurn } from '../../trajectory/unpacking.js';
+import { verdictSucceeded } from '../../trajectory/turn.js';
 
 /** One turn as the viewer shows it: tokens, texts, verdict and reward. Read-only; nothing here writes. */
 export interface TurnView extends UnpackedTurn {

@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { RowStatus } from '../trajectory/status-agreement.js';
-import { storableText } from './storable-text.js';
+import type { RowStatus } from '../../trajectory/status-agreement.js';
+import { storableText } from '../storable-text.js';
 
 /** A closed workflow whose status its trajectory's row contradicts, as the sweep found it. */
 export interface StatusDisagreement {

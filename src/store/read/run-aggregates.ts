@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import type { FailureClass } from '../trajectory/failure.js';
-import type { RunConfig } from '../admission/group-membership.js';
-import { storableText } from './storable-text.js';
+import type { FailureClass } from '../../trajectory/failure.js';
+import type { RunConfig } from '../../admission/group-membership.js';
+import { storableText } from '../storable-text.js';
 
 /** A group's state as migration 013's ratchet_group_state names it. */
 export type GroupState = 'waiting' | 'running' | 'unconsumed' | 'rejected' | 'consumed' | 'cancelled';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { ProofFigures } from '../policy/weights-proof.js';
+import type { ProofFigures } from '../../policy/weights-proof.js';
 
 /** Channel every ledger change notifies (payload: `<version>`), so a publisher waiting on a version hears at once. */
 export const SERVED_WEIGHTS_CHANNEL = 'ratchet_served_weights';

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { type ProbeReference, probeReference } from '../policy/weights-proof.js';
+import { type ProbeReference, probeReference } from '../../policy/weights-proof.js';
 
 export interface PolicyVersion {
   version: number;

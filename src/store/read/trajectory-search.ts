@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { inTransaction } from './transaction.js';
-import { SORT_KEYS, type SortKey } from './trajectory-search-sql.js';
+import { inTransaction } from '../transaction.js';
+import { SORT_KEYS, type SortKey } from '../schema/trajectory-search-sql.js';
 
-export type { SortKey } from './trajectory-search-sql.js';
+export type { SortKey } from '../schema/trajectory-search-sql.js';
 
 /** Filters of a run's trajectory list; each one left out matches everything. */
 export interface TrajectoryFilter {
