@@ -28,9 +28,15 @@ export default tseslint.config(
     // search-attributes.ts is imported by the workflow, so it runs in the sandbox too.
     files: ['src/workflows/**/*.ts', 'src/temporal/search-attributes.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        paths: NODE_BUILTINS.map((name) => ({ name, message: 'workflow code runs in the Temporal sandbox: no Node built-ins (do the I/O in an activity)' })),
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: NODE_BUILTINS.map((name) => ({
+            name,
+            message: 'workflow code runs in the Temporal sandbox: no Node built-ins (do the I/O in an activity)',
+          })),
+        },
+      ],
     },
   },
 );

@@ -50,7 +50,10 @@ const TARGETS = { hitOfPossible: 0.95, utilisationMaxOverMin: 1.2 };
 const log = (line = '') => process.stdout.write(`${line}\n`);
 const round = (value: number, digits = 3) => +value.toFixed(digits);
 
-interface Served { server: number; record: SimulatedRequestRecord }
+interface Served {
+  server: number;
+  record: SimulatedRequestRecord;
+}
 
 interface TurnRow {
   trajectoryId: string;
@@ -74,15 +77,20 @@ async function runPhase(stack: SimulatedStack, phase: Phase, index: number) {
     for (let server = 0; server < S.servers; server++) {
       const policy = await startSimulatedPolicy(stack.tokenizer, new AnswerBook(stack.problems), policyConfig(index * 100 + server));
       policies.push(policy);
-      policy.onRequestEnd((record) => { if (record.rid.startsWith(`${runName}/`)) served.push({ server, record }); });
+      policy.onRequestEnd((record) => {
+        if (record.rid.startsWith(`${runName}/`)) served.push({ server, record });
+      });
       const serverName = `${runName}-server-${server}`;
       stops.push(await stack.startWorkers({ cpu: false, backend: createBackend('sglang', policy.url), slots: S.slots, serverName }));
       await untilOwnQueuePolled(stack.client, serverTaskQueue(serverName));
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
     const samples = Math.ceil(S.trajectories / stack.problems.length);
-    const requests = trajectoryRequests(runName, stack.problems, samples, { turns: S.turns, maxNewTokens: 4096, turnAffinity: phase === 'affinity' })
-      .slice(0, S.trajectories);
+    const requests = trajectoryRequests(runName, stack.problems, samples, {
+      turns: S.turns,
+      maxNewTokens: 4096,
+      turnAffinity: phase === 'affinity',
+    }).slice(0, S.trajectories);
     const started = performance.now();
     const results = await runRollouts(stack.client, requests);
     const ended = performance.now();
@@ -97,20 +105,37 @@ async function runPhase(stack: SimulatedStack, phase: Phase, index: number) {
 
 function policyConfig(seed: number): SimulatedPolicyConfig {
   return {
-    ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, seed, seedPerRequest: true,
-    tokensPerSecond: S.decodeTokensPerSecond, reasoningTokens: S.reasoningTokens, chunkTokens: S.chunkTokens, incrementalStreamingOutput: true,
-    prefixCacheTokens: S.prefixCacheTokens, prefillTokensPerSecond: S.prefillTokensPerSecond, maxRunningRequests: S.batch ?? S.slots,
+    ...DEFAULT_SIMULATED_POLICY,
+    faults: NO_FAULTS,
+    seed,
+    seedPerRequest: true,
+    tokensPerSecond: S.decodeTokensPerSecond,
+    reasoningTokens: S.reasoningTokens,
+    chunkTokens: S.chunkTokens,
+    incrementalStreamingOutput: true,
+    prefixCacheTokens: S.prefixCacheTokens,
+    prefillTokensPerSecond: S.prefillTokensPerSecond,
+    maxRunningRequests: S.batch ?? S.slots,
   };
 }
 
 async function untilOwnQueuePolled(client: Client, taskQueue: string): Promise<void> {
   const { TaskQueueType } = temporal.api.enums.v1;
-  await pollUntil(async () => {
-    const [own, shared] = await Promise.all([taskQueue, GPU_TASK_QUEUE].map((name) => client.workflowService.describeTaskQueue({
-      namespace: 'default', taskQueue: { name }, taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    })));
-    return (own!.pollers?.length ?? 0) > 0 && (shared!.pollers?.length ?? 0) > 0;
-  }, { what: `a poller on ${taskQueue}`, timeoutMs: 30_000, intervalMs: 100, fatal: () => true, done: (polled) => polled });
+  await pollUntil(
+    async () => {
+      const [own, shared] = await Promise.all(
+        [taskQueue, GPU_TASK_QUEUE].map((name) =>
+          client.workflowService.describeTaskQueue({
+            namespace: 'default',
+            taskQueue: { name },
+            taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+          }),
+        ),
+      );
+      return (own!.pollers?.length ?? 0) > 0 && (shared!.pollers?.length ?? 0) > 0;
+    },
+    { what: `a poller on ${taskQueue}`, timeoutMs: 30_000, intervalMs: 100, fatal: () => true, done: (polled) => polled },
+  );
 }
 
 /** trajectoryId/turn/attempt/segment, as the GPU worker names its requests (a new segment after an abort). */
@@ -129,12 +154,22 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
   return i;
 }
 
-function summarise(phase: Phase, served: Served[], completed: number, startedMs: number, endedMs: number, cacheCounters: { queries: number; hits: number }[]) {
+function summarise(
+  phase: Phase,
+  served: Served[],
+  completed: number,
+  startedMs: number,
+  endedMs: number,
+  cacheCounters: { queries: number; hits: number }[],
+) {
   const wallSeconds = (endedMs - startedMs) / 1000;
   // Each turn's requests of its last attempt (no faults here, so normally one): the first segment's prompt is the
   // turn's context; the last segment's prompt and output are what the server holds after it.
   const final = new Map<string, { first: Served; last: Served }>();
-  const order = (s: Served) => { const r = parseRid(s.record.rid); return r.attempt * 1e6 + r.segment; };
+  const order = (s: Served) => {
+    const r = parseRid(s.record.rid);
+    return r.attempt * 1e6 + r.segment;
+  };
   for (const s of served) {
     const { trajectoryId, turn, attempt } = parseRid(s.record.rid);
     const key = `${trajectoryId}#${turn}`;
@@ -155,8 +190,13 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
     const previousIds = previous ? [...previous.record.inputIds, ...previous.record.sentIds.slice(0, -1)] : [];
     const common = Math.min(commonPrefix(previousIds, input), input.length - 1);
     rows.push({
-      trajectoryId, turn, server: s.server, promptTokens: input.length, cachedTokens: s.record.cachedTokens ?? 0,
-      possibleTokens: previous ? Math.floor(common / PREFIX_BLOCK_TOKENS) * PREFIX_BLOCK_TOKENS : 0, previousServer: previous?.server,
+      trajectoryId,
+      turn,
+      server: s.server,
+      promptTokens: input.length,
+      cachedTokens: s.record.cachedTokens ?? 0,
+      possibleTokens: previous ? Math.floor(common / PREFIX_BLOCK_TOKENS) * PREFIX_BLOCK_TOKENS : 0,
+      previousServer: previous?.server,
       gapMs: previous?.record.endedMs === undefined ? undefined : s.record.arrivedMs - previous.record.endedMs,
     });
   }
@@ -180,18 +220,34 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
     turnsPerServer[server] = mine.length;
     busy[server] = sum(mine.map((s) => ((s.record.endedMs ?? endedMs) - (s.record.scheduledMs ?? s.record.arrivedMs)) / 1000));
     queued[server] = sum(mine.map((s) => ((s.record.scheduledMs ?? s.record.arrivedMs) - s.record.arrivedMs) / 1000));
-    const events = mine.flatMap((s) => [[s.record.arrivedMs, 1], [s.record.endedMs ?? endedMs, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const events = mine
+      .flatMap(
+        (s) =>
+          [
+            [s.record.arrivedMs, 1],
+            [s.record.endedMs ?? endedMs, -1],
+          ] as const,
+      )
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let now = 0;
-    for (const [, delta] of events) peak[server] = Math.max(peak[server]!, now += delta);
+    for (const [, delta] of events) peak[server] = Math.max(peak[server]!, (now += delta));
   }
   const utilisation = busy.map((b) => b / (wallSeconds * S.slots));
   const counterHits = sum(cacheCounters.map((c) => c.hits));
   return {
-    phase, completed, trajectories: S.trajectories, turns: rows.length, requests: served.length,
+    phase,
+    completed,
+    trajectories: S.trajectories,
+    turns: rows.length,
+    requests: served.length,
     wallSeconds: round(wallSeconds, 2),
     turnsAfterFirst: later.length,
-    hitRate: round(hits / prompt), possibleHitRate: round(possible / prompt), hitOfPossible: round(hits / possible),
-    promptTokensAfterFirst: prompt, cachedTokensAfterFirst: hits, possibleTokensAfterFirst: possible,
+    hitRate: round(hits / prompt),
+    possibleHitRate: round(possible / prompt),
+    hitOfPossible: round(hits / possible),
+    promptTokensAfterFirst: prompt,
+    cachedTokensAfterFirst: hits,
+    possibleTokensAfterFirst: possible,
     prefilledTokens: sum(rows.map((r) => r.promptTokens - r.cachedTokens)),
     prefilledTokensAfterFirst: prompt - hits,
     prefillSecondsAfterFirst: round((prompt - hits) / S.prefillTokensPerSecond, 1),
@@ -199,7 +255,11 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
     /** Between a turn's end at its server and the next turn's arrival at one (CPU work, Temporal, and any fallback wait). */
     gapBetweenTurnsMs: { p50: quantile(0.5), p90: quantile(0.9), p99: quantile(0.99), max: round(gaps.at(-1) ?? 0, 0) },
     servers: busy.map((b, server) => ({
-      server, turns: turnsPerServer[server], busySlotSeconds: round(b, 1), utilisation: round(utilisation[server]!), peakInFlight: peak[server],
+      server,
+      turns: turnsPerServer[server],
+      busySlotSeconds: round(b, 1),
+      utilisation: round(utilisation[server]!),
+      peakInFlight: peak[server],
       queuedSeconds: round(queued[server]!, 1),
     })),
     utilisationMaxOverMin: round(Math.max(...busy) / Math.min(...busy)),
@@ -208,7 +268,8 @@ function summarise(phase: Phase, served: Served[], completed: number, startedMs:
     /** Seconds turns waited at a server for a place in its batch, all servers. */
     queuedAtServerSeconds: round(sum(queued), 1),
     /** The servers' own counters (vLLM's prefix_cache_hits_total), every request: a cross-check of the per-request sums. */
-    serverCounterHits: counterHits, perRequestHits: sum(served.map((s) => s.record.cachedTokens ?? 0)),
+    serverCounterHits: counterHits,
+    perRequestHits: sum(served.map((s) => s.record.cachedTokens ?? 0)),
   };
 }
 
@@ -232,19 +293,25 @@ function table(results: PhaseResult[]): void {
     ['peak requests in flight per server', (r) => r.servers.map((s) => s.peakInFlight).join(' '), `batch ${S.batch ?? S.slots}`],
     ['turn-s waiting at a server (batch full)', (r) => `${r.queuedAtServerSeconds} s`, ''],
   ];
-  const headers = ['', ...results.map((r) => r.phase === 'shared' ? 'shared queue' : 'turn affinity'), 'target'];
+  const headers = ['', ...results.map((r) => (r.phase === 'shared' ? 'shared queue' : 'turn affinity')), 'target'];
   const cells = lines.map(([name, value, target]) => [name, ...results.map(value), target]);
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
-  const format = (row: string[]) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const format = (row: string[]) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   log(format(headers));
   log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of cells) log(format(row));
 }
 
 async function main(): Promise<number> {
-  log(`Turn affinity: ${S.servers} simulated servers × ${S.slots} slots, ${S.trajectories} trajectories × ${S.turns} turns, ~${S.reasoningTokens}-token answers `
-    + `at ${S.decodeTokensPerSecond} tokens/s a request, prefill ${S.prefillTokensPerSecond} tokens/s, prefix cache ${S.prefixCacheTokens} tokens a server; `
-    + `${os.cpus().length} cores, node ${process.version}`);
+  log(
+    `Turn affinity: ${S.servers} simulated servers × ${S.slots} slots, ${S.trajectories} trajectories × ${S.turns} turns, ~${S.reasoningTokens}-token answers ` +
+      `at ${S.decodeTokensPerSecond} tokens/s a request, prefill ${S.prefillTokensPerSecond} tokens/s, prefix cache ${S.prefixCacheTokens} tokens a server; ` +
+      `${os.cpus().length} cores, node ${process.version}`,
+  );
   const startedAt = performance.now();
   const stack = await startSimulatedStack({}, undefined, { prefix: 'ratchet-bench-affinity-' });
   const watchdog = setTimeout(() => {
@@ -270,16 +337,25 @@ async function main(): Promise<number> {
     const shared = results.find((r) => r.phase === 'shared');
     const affinity = results.find((r) => r.phase === 'affinity');
     const gain = shared && affinity ? round(1 - affinity.wallSeconds / shared.wallSeconds) : undefined;
-    const checks = affinity ? {
-      hitOfPossible: { value: affinity.hitOfPossible, target: TARGETS.hitOfPossible, met: affinity.hitOfPossible >= TARGETS.hitOfPossible },
-      utilisationMaxOverMin: { value: affinity.utilisationMaxOverMin, target: TARGETS.utilisationMaxOverMin, met: affinity.utilisationMaxOverMin <= TARGETS.utilisationMaxOverMin },
-      wallTimeGain: gain,
-    } : undefined;
-    if (gain !== undefined) log(`\nwall time: affinity ${affinity!.wallSeconds} s vs shared ${shared!.wallSeconds} s (${(gain * 100).toFixed(1)}% less)`);
+    const checks = affinity
+      ? {
+          hitOfPossible: { value: affinity.hitOfPossible, target: TARGETS.hitOfPossible, met: affinity.hitOfPossible >= TARGETS.hitOfPossible },
+          utilisationMaxOverMin: {
+            value: affinity.utilisationMaxOverMin,
+            target: TARGETS.utilisationMaxOverMin,
+            met: affinity.utilisationMaxOverMin <= TARGETS.utilisationMaxOverMin,
+          },
+          wallTimeGain: gain,
+        }
+      : undefined;
+    if (gain !== undefined)
+      log(`\nwall time: affinity ${affinity!.wallSeconds} s vs shared ${shared!.wallSeconds} s (${(gain * 100).toFixed(1)}% less)`);
     const output = {
       machine: { cores: os.cpus().length, node: process.version, loadAverage: os.loadavg().map((l) => round(l, 2)) },
-      settings: { ...S, json: undefined, blockTokens: PREFIX_BLOCK_TOKENS }, totalSeconds: round((performance.now() - startedAt) / 1000, 1),
-      phases: results, checks,
+      settings: { ...S, json: undefined, blockTokens: PREFIX_BLOCK_TOKENS },
+      totalSeconds: round((performance.now() - startedAt) / 1000, 1),
+      phases: results,
+      checks,
     };
     log(JSON.stringify(output, null, 2));
     if (S.json) writeFileSync(S.json, `${JSON.stringify(output, null, 2)}\n`);

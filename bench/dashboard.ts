@@ -36,7 +36,8 @@ const { values: flags } = parseArgs({
 const trajectories = Number(flags.trajectories);
 const small = Number(flags.small);
 const requests = Number(flags.requests);
-if (![trajectories, small, requests].every((n) => Number.isInteger(n) && n > 0)) throw new Error('--trajectories, --small and --requests take positive integers');
+if (![trajectories, small, requests].every((n) => Number.isInteger(n) && n > 0))
+  throw new Error('--trajectories, --small and --requests take positive integers');
 
 const big = `bench-${trajectories}`;
 // The small run has the big one's shape (as many policy versions, as long a span) and only fewer trajectories, so the
@@ -117,7 +118,9 @@ async function seedRuns(url: string): Promise<SyntheticRun[]> {
   try {
     await migrate(seeding, { through: '010_run_columns' });
     for (const run of RUNS) {
-      const { rows: [present] } = await seeding.query('SELECT EXISTS (SELECT 1 FROM trajectories WHERE run_id = $1) AS present', [run.runId]);
+      const {
+        rows: [present],
+      } = await seeding.query('SELECT EXISTS (SELECT 1 FROM trajectories WHERE run_id = $1) AS present', [run.runId]);
       if (present.present) {
         log(`${run.runId}: already seeded in ${stateDir}`);
         continue;
@@ -139,26 +142,39 @@ async function timeEndpoints(pool: pg.Pool): Promise<void> {
     const results = [];
     for (const [name, template] of ENDPOINTS) {
       if (flags.only && !name.includes(flags.only)) continue;
-      const url = ui.url + template.replaceAll('{run}', encodeURIComponent(big)).replaceAll('{small}', encodeURIComponent(smallRun))
-        .replaceAll('{group}', encodeURIComponent(group)).replaceAll('{trajectory}', encodeURIComponent(`${group}/3`));
+      const url =
+        ui.url +
+        template
+          .replaceAll('{run}', encodeURIComponent(big))
+          .replaceAll('{small}', encodeURIComponent(smallRun))
+          .replaceAll('{group}', encodeURIComponent(group))
+          .replaceAll('{trajectory}', encodeURIComponent(`${group}/3`));
       const timing = { name, path: url.slice(ui.url.length), ...(await timeEndpoint(url, requests)), load1: +os.loadavg()[0]!.toFixed(2) };
       results.push(timing);
       // The machine's 1-minute load beside each timing: the same page is slower on a machine others are using.
-      log(`${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(0).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(0).padStart(6)} ms  max ${timing.maxMs.toFixed(0).padStart(6)} ms  ${timing.kb} KB  load ${timing.load1.toFixed(1)}  status ${timing.status}${timing.error ? ` ${timing.error}` : ''}`);
+      log(
+        `${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(0).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(0).padStart(6)} ms  max ${timing.maxMs.toFixed(0).padStart(6)} ms  ${timing.kb} KB  load ${timing.load1.toFixed(1)}  status ${timing.status}${timing.error ? ` ${timing.error}` : ''}`,
+      );
     }
     // The counters alone (what every page and the poll read first), beside the endpoints that include them.
     const counters: [string, () => Promise<unknown>][] = [
-      [`runCounters ${size(trajectories)}`, () => runCounters(pool, big)], [`runCounters ${size(small)}`, () => runCounters(pool, smallRun)],
-      [`runStatus ${size(trajectories)}`, () => runStatus(pool, big)], ['listRuns', () => listRuns(pool)],
+      [`runCounters ${size(trajectories)}`, () => runCounters(pool, big)],
+      [`runCounters ${size(small)}`, () => runCounters(pool, smallRun)],
+      [`runStatus ${size(trajectories)}`, () => runStatus(pool, big)],
+      ['listRuns', () => listRuns(pool)],
     ];
     for (const [name, call] of counters) {
       if (flags.only && !name.includes(flags.only)) continue;
       const timing = { name, path: '(store function)', ...(await timeCall(call, requests)), kb: 0, status: 200 };
       results.push(timing);
-      log(`${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(1).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(1).padStart(6)} ms  max ${timing.maxMs.toFixed(1).padStart(6)} ms`);
+      log(
+        `${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(1).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(1).padStart(6)} ms  max ${timing.maxMs.toFixed(1).padStart(6)} ms`,
+      );
     }
     const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
-    process.stdout.write(`${JSON.stringify({ trajectories: Math.ceil(trajectories / GROUP_SIZE) * GROUP_SIZE, small, requests, machine, results }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ trajectories: Math.ceil(trajectories / GROUP_SIZE) * GROUP_SIZE, small, requests, machine, results }, null, 2)}\n`,
+    );
   } finally {
     await ui.close();
   }

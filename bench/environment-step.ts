@@ -24,9 +24,14 @@ const EventType = temporal.api.enums.v1.EventType;
 const stack = await startSimulatedStack({ seed: 7 });
 const stopWorkers = await stack.startWorkers({ environments: await loadEnvironmentModules([path.join(FIXTURES, 'count-game.ts')]) });
 const python = await pythonPackageEnv(loadConfig().stateDir);
-const envWorker: ChildProcess = spawn(python, ['-m', 'ratchet_rollouts.environment_worker', 'serve', `${path.join(FIXTURES, 'count_game.py')}:CountGame`], {
-  env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress }, stdio: ['ignore', 'pipe', 'pipe'],
-});
+const envWorker: ChildProcess = spawn(
+  python,
+  ['-m', 'ratchet_rollouts.environment_worker', 'serve', `${path.join(FIXTURES, 'count_game.py')}:CountGame`],
+  {
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  },
+);
 await new Promise<void>((resolve, reject) => {
   let output = '';
   const seen = (chunk: Buffer) => {
@@ -40,9 +45,14 @@ await new Promise<void>((resolve, reject) => {
 
 try {
   for (const environment of ['count-game-ts', 'count-game-py']) {
-    const requests = stack.problems.slice(0, trajectories).map((problem) => trajectoryRequest(
-      { ...problem, environment, environmentArgs: {} }, { trajectoryId: trajectoryId(`step-cost-${environment}`, problem.qid, 0), options: { turns } },
-    ));
+    const requests = stack.problems
+      .slice(0, trajectories)
+      .map((problem) =>
+        trajectoryRequest(
+          { ...problem, environment, environmentArgs: {} },
+          { trajectoryId: trajectoryId(`step-cost-${environment}`, problem.qid, 0), options: { turns } },
+        ),
+      );
     await runRollouts(stack.client, requests);
     const gaps: number[] = [];
     const waits: number[] = [];
@@ -74,9 +84,13 @@ try {
       }
     }
     const at = (q: number, values = gaps) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
-    console.log(`${environment}: ${turnsSeen} turns; generation done → next generation scheduled p50 ${at(0.5)} ms, p95 ${at(0.95)} ms; `
-      + `${(events / turnsSeen).toFixed(1)} history events and ${Math.round(bytes / turnsSeen)} bytes of history per turn`
-      + (waits.length > 0 ? `; the remote step took p50 ${at(0.5, waits)} ms from scheduled to its result, then p50 ${at(0.5, runs)} ms to the next generation` : ''));
+    console.log(
+      `${environment}: ${turnsSeen} turns; generation done → next generation scheduled p50 ${at(0.5)} ms, p95 ${at(0.95)} ms; ` +
+        `${(events / turnsSeen).toFixed(1)} history events and ${Math.round(bytes / turnsSeen)} bytes of history per turn` +
+        (waits.length > 0
+          ? `; the remote step took p50 ${at(0.5, waits)} ms from scheduled to its result, then p50 ${at(0.5, runs)} ms to the next generation`
+          : ''),
+    );
   }
 } finally {
   await stopChild(envWorker, { graceMs: 10_000 }).catch(() => undefined);

@@ -37,13 +37,30 @@ const WHOLE_RUN_LIMIT_MS = 235_000;
 const SLOTS = 8;
 const P1 = { tokensPerSecond: 300, reasoningTokens: 600, trajectories: 32, turns: 2, sampleMs: 25, limitMs: 90_000 };
 // Part 2: the heartbeat model, and the same small run at two intervals.
-const P2 = { sizes: [1024, 4096, 16_384], intervalsMs: [2000, 500], e2eIntervalsMs: [500, 10_000], e2eTrajectories: 8, e2eTurns: 2, e2eRounds: 2, limitMs: 45_000 };
+const P2 = {
+  sizes: [1024, 4096, 16_384],
+  intervalsMs: [2000, 500],
+  e2eIntervalsMs: [500, 10_000],
+  e2eTrajectories: 8,
+  e2eTurns: 2,
+  e2eRounds: 2,
+  limitMs: 45_000,
+};
 const TURN_SCENARIOS = [
   { name: '16K tokens at 60 tok/s (long reasoning turn)', tokens: 16_384, tokensPerSecond: 60 },
   { name: '600 tokens at 300 tok/s (part 1 turn)', tokens: 600, tokensPerSecond: 300 },
 ];
 // Part 3: ~1500-token answers at 100 tokens/s, heartbeats every 500 ms, a dead worker noticed after 3 s.
-const P3 = { tokensPerSecond: 100, reasoningTokens: 1500, heartbeatMs: 500, heartbeatTimeoutS: 3, killAtTokens: 400, repeats: 3, turns: 2, limitMs: 75_000 };
+const P3 = {
+  tokensPerSecond: 100,
+  reasoningTokens: 1500,
+  heartbeatMs: 500,
+  heartbeatTimeoutS: 3,
+  killAtTokens: 400,
+  repeats: 3,
+  turns: 2,
+  limitMs: 75_000,
+};
 
 const scriptStart = performance.now();
 const children = new Set<ChildProcess>();
@@ -58,7 +75,11 @@ const round = (value: number, digits = 2) => +value.toFixed(digits);
 // ---------------------------------------------------------------------------------------------------------
 // Processes and waiting
 
-interface GpuWorkerProcess { child: ChildProcess; stderr: () => string; spawnedAt: number }
+interface GpuWorkerProcess {
+  child: ChildProcess;
+  stderr: () => string;
+  spawnedAt: number;
+}
 
 /** A GPU worker in its own process (built CLI), like a GPU host: it can be SIGKILLed. */
 function spawnGpuWorker(env: { policyUrl: string; slots: number; heartbeatMs: number }): GpuWorkerProcess {
@@ -66,12 +87,19 @@ function spawnGpuWorker(env: { policyUrl: string; slots: number; heartbeatMs: nu
   let stderr = '';
   const child = spawn(process.execPath, [CLI, 'worker', 'gpu'], {
     env: {
-      ...process.env, TEMPORAL_ADDRESS: stack!.temporalAddress, DATABASE_URL: stack!.databaseUrl, RATCHET_POLICY_URL: env.policyUrl,
-      RATCHET_GPU_SLOTS: String(env.slots), RATCHET_HEARTBEAT_INTERVAL_MS: String(env.heartbeatMs), LOG_LEVEL: 'error',
+      ...process.env,
+      TEMPORAL_ADDRESS: stack!.temporalAddress,
+      DATABASE_URL: stack!.databaseUrl,
+      RATCHET_POLICY_URL: env.policyUrl,
+      RATCHET_GPU_SLOTS: String(env.slots),
+      RATCHET_HEARTBEAT_INTERVAL_MS: String(env.heartbeatMs),
+      LOG_LEVEL: 'error',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  child.stderr!.on('data', (data: Buffer) => { stderr = (stderr + data.toString()).slice(-4000); });
+  child.stderr!.on('data', (data: Buffer) => {
+    stderr = (stderr + data.toString()).slice(-4000);
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   return { child, stderr: () => stderr.trim(), spawnedAt: performance.now() };
@@ -80,7 +108,8 @@ function spawnGpuWorker(env: { policyUrl: string; slots: number; heartbeatMs: nu
 /** Waits until Temporal lists this process (`pid@host`, the SDK's default identity) as a poller of the GPU queue. */
 async function waitForPoller(client: Client, worker: GpuWorkerProcess, timeoutMs = 30_000): Promise<number> {
   await untilPolling(client, worker.child.pid!, 'gpu', {
-    timeoutMs, intervalMs: 100,
+    timeoutMs,
+    intervalMs: 100,
     abortIf: () => {
       if (worker.child.exitCode !== null || worker.child.signalCode !== null) {
         throw new Error(`GPU worker exited (${worker.child.exitCode ?? worker.child.signalCode}) before polling: ${worker.stderr()}`);
@@ -96,7 +125,9 @@ function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, w
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms); });
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
   try {
     return await Promise.race([promise, timeout]);
   } finally {
@@ -111,7 +142,11 @@ function counters(policy: RunningSimulatedPolicy): SimulatedPolicyStats {
 
 async function startPolicy(config: Partial<SimulatedPolicyConfig>): Promise<RunningSimulatedPolicy> {
   if (stopping) throw new Error('stopping');
-  const policy = await startSimulatedPolicy(stack!.tokenizer, new AnswerBook(stack!.problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, ...config });
+  const policy = await startSimulatedPolicy(stack!.tokenizer, new AnswerBook(stack!.problems), {
+    ...DEFAULT_SIMULATED_POLICY,
+    faults: NO_FAULTS,
+    ...config,
+  });
   policies.add(policy);
   return policy;
 }
@@ -125,7 +160,9 @@ async function cleanup(): Promise<void> {
   // A client call still retrying when its connection closes throws from a grpc-js timer; finish cleaning up anyway.
   if (!stopping) {
     let seen = 0;
-    process.on('uncaughtException', (error) => { if (seen++ === 0) log(`  (while stopping: ${error.message})`); });
+    process.on('uncaughtException', (error) => {
+      if (seen++ === 0) log(`  (while stopping: ${error.message})`);
+    });
   }
   stopping = true;
   for (const child of [...children]) await stopProcess(child, 3_000).catch(() => child.kill('SIGKILL'));
@@ -139,12 +176,19 @@ async function cleanup(): Promise<void> {
 // ---------------------------------------------------------------------------------------------------------
 // History: the generate activities of one trajectory
 
-interface GenerateAttempt { turn: number; attempt: number; startedMs: number; endedMs: number; result?: GenerateResult; failed: boolean }
+interface GenerateAttempt {
+  turn: number;
+  attempt: number;
+  startedMs: number;
+  endedMs: number;
+  result?: GenerateResult;
+  failed: boolean;
+}
 
 function timestampMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   if (!ts) return Number.NaN;
   const seconds = ts.seconds as number | { toNumber(): number } | null | undefined;
-  return (typeof seconds === 'number' ? seconds : seconds?.toNumber() ?? 0) * 1000 + (ts.nanos ?? 0) / 1e6;
+  return (typeof seconds === 'number' ? seconds : (seconds?.toNumber() ?? 0)) * 1000 + (ts.nanos ?? 0) / 1e6;
 }
 
 /** Generate attempts from the history: the started event carries the attempt's start time and number. */
@@ -164,15 +208,20 @@ async function generateAttempts(client: Client, trajectoryId: string): Promise<G
       const attributes = event.activityTaskStartedEventAttributes;
       started.set(String(attributes.scheduledEventId), { attempt: attributes.attempt ?? 1, at });
     } else if (event.activityTaskCompletedEventAttributes || event.activityTaskTimedOutEventAttributes || event.activityTaskFailedEventAttributes) {
-      const attributes = event.activityTaskCompletedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskFailedEventAttributes!;
+      const attributes =
+        event.activityTaskCompletedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskFailedEventAttributes!;
       const key = String(attributes.scheduledEventId);
       const turn = scheduled.get(key);
       if (turn === undefined) continue;
       const start = started.get(key);
       const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0] as Payload | undefined;
       attempts.push({
-        turn, attempt: start?.attempt ?? 1, startedMs: start?.at ?? Number.NaN, endedMs: at,
-        result: payload ? defaultPayloadConverter.fromPayload<GenerateResult>(payload) : undefined, failed: !payload,
+        turn,
+        attempt: start?.attempt ?? 1,
+        startedMs: start?.at ?? Number.NaN,
+        endedMs: at,
+        result: payload ? defaultPayloadConverter.fromPayload<GenerateResult>(payload) : undefined,
+        failed: !payload,
       });
     }
   }
@@ -203,9 +252,20 @@ function timeIt(fn: () => unknown, minMs = 250, minIterations = 20): { us: numbe
   return { us: (elapsed * 1000) / iterations, iterations };
 }
 
-interface EncodingPoint { tokens: number; encodeUs: number; encodeAndPayloadUs: number; decodeUs: number; payloadBytes: number; bytesPerToken: number; iterations: number }
+interface EncodingPoint {
+  tokens: number;
+  encodeUs: number;
+  encodeAndPayloadUs: number;
+  decodeUs: number;
+  payloadBytes: number;
+  bytesPerToken: number;
+  iterations: number;
+}
 
-function encodingMicrobenchmark(): { points: EncodingPoint[]; fit: { fixedUs: number; perTokenUs: number; fixedBytes: number; bytesPerToken: number } } {
+function encodingMicrobenchmark(): {
+  points: EncodingPoint[];
+  fit: { fixedUs: number; perTokenUs: number; fixedBytes: number; bytesPerToken: number };
+} {
   const points = P2.sizes.map((tokens): EncodingPoint => {
     const output = syntheticOutput(tokens);
     const encoded = encodePartialOutput(output);
@@ -216,8 +276,13 @@ function encodingMicrobenchmark(): { points: EncodingPoint[]; fit: { fixedUs: nu
     const payload = defaultPayloadConverter.toPayload(encoded);
     const payloadBytes = (payload.data?.length ?? 0) + Object.values(payload.metadata ?? {}).reduce((sum, v) => sum + v.length, 0);
     return {
-      tokens, encodeUs: round(encode.us, 1), encodeAndPayloadUs: round(withPayload.us, 1), decodeUs: round(decode.us, 1),
-      payloadBytes, bytesPerToken: round(payloadBytes / tokens, 2), iterations: encode.iterations,
+      tokens,
+      encodeUs: round(encode.us, 1),
+      encodeAndPayloadUs: round(withPayload.us, 1),
+      decodeUs: round(decode.us, 1),
+      payloadBytes,
+      bytesPerToken: round(payloadBytes / tokens, 2),
+      iterations: encode.iterations,
     };
   });
   // Least-squares line through (tokens, µs) and (tokens, bytes): cost of a heartbeat carrying n tokens.
@@ -230,7 +295,10 @@ function encodingMicrobenchmark(): { points: EncodingPoint[]; fit: { fixedUs: nu
   };
   const us = line(points.map((p) => p.encodeAndPayloadUs));
   const bytes = line(points.map((p) => p.payloadBytes));
-  return { points, fit: { fixedUs: Math.max(0, us.intercept), perTokenUs: us.slope, fixedBytes: Math.max(0, bytes.intercept), bytesPerToken: bytes.slope } };
+  return {
+    points,
+    fit: { fixedUs: Math.max(0, us.intercept), perTokenUs: us.slope, fixedBytes: Math.max(0, bytes.intercept), bytesPerToken: bytes.slope },
+  };
 }
 
 /** One turn's heartbeats: every `min(interval, timeout / 3)`, each carrying every token so far. */
@@ -246,16 +314,27 @@ function heartbeatModel(fit: ReturnType<typeof encodingMicrobenchmark>['fit'], t
     bytes += fit.fixedBytes + fit.bytesPerToken * carried;
   }
   return {
-    intervalMs, effectiveEveryMs: everyMs, turnSeconds: round(turnMs / 1000, 1), heartbeatsPerTurn: beats + 1,
-    cpuMsPerTurn: round(cpuUs / 1000, 2), percentOfTurn: round((cpuUs / 1000 / turnMs) * 100, 4),
-    lastHeartbeatKB: round((fit.fixedBytes + fit.bytesPerToken * tokens) / 1024, 1), mbToTemporalPerTurn: round(bytes / 1e6, 2),
+    intervalMs,
+    effectiveEveryMs: everyMs,
+    turnSeconds: round(turnMs / 1000, 1),
+    heartbeatsPerTurn: beats + 1,
+    cpuMsPerTurn: round(cpuUs / 1000, 2),
+    percentOfTurn: round((cpuUs / 1000 / turnMs) * 100, 4),
+    lastHeartbeatKB: round((fit.fixedBytes + fit.bytesPerToken * tokens) / 1024, 1),
+    mbToTemporalPerTurn: round(bytes / 1e6, 2),
   };
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // Part 1: slot utilisation
 
-interface Sample { t: number; inFlight: number; requests: number; completed: number; generatedTokens: number }
+interface Sample {
+  t: number;
+  inFlight: number;
+  requests: number;
+  completed: number;
+  generatedTokens: number;
+}
 
 async function slotUtilisation() {
   const { client, problems, policy } = stack!;
@@ -275,7 +354,10 @@ async function slotUtilisation() {
       const s = counters(policy);
       samplerUs += (performance.now() - before) * 1000;
       samples.push({
-        t: before - start, inFlight: s.inFlight, requests: s.requests - base.requests, completed: s.completed - base.completed,
+        t: before - start,
+        inFlight: s.inFlight,
+        requests: s.requests - base.requests,
+        completed: s.completed - base.completed,
         generatedTokens: s.generatedTokens - base.generatedTokens,
       });
     };
@@ -298,26 +380,40 @@ async function slotUtilisation() {
     const allStarted = window.find((s) => s.requests >= totalTurns) ?? last;
     const steady = full ? window.filter((s) => s.t >= full.t && s.t <= allStarted.t) : [];
     const windowS = (last.t - first.t) / 1000;
-    const util = (xs: Sample[]) => xs.length === 0 ? null : round(xs.reduce((sum, s) => sum + s.inFlight, 0) / xs.length / SLOTS, 3);
+    const util = (xs: Sample[]) => (xs.length === 0 ? null : round(xs.reduce((sum, s) => sum + s.inFlight, 0) / xs.length / SLOTS, 3));
     const sorted = window.map((s) => s.inFlight).sort((a, b) => a - b);
     const final = counters(policy);
     const turnsDone = results.reduce((sum, r) => sum + r.turns.length, 0);
     const kept = results.reduce((sum, r) => sum + r.outputTokens, 0);
     const generated = final.generatedTokens - base.generatedTokens;
     return {
-      slots: SLOTS, tokensPerSecondPerRequest: P1.tokensPerSecond, reasoningTokens: P1.reasoningTokens,
-      trajectories: P1.trajectories, turns: P1.turns, completed: results.filter((r) => r.status === 'completed').length, turnsDone,
+      slots: SLOTS,
+      tokensPerSecondPerRequest: P1.tokensPerSecond,
+      reasoningTokens: P1.reasoningTokens,
+      trajectories: P1.trajectories,
+      turns: P1.turns,
+      completed: results.filter((r) => r.status === 'completed').length,
+      turnsDone,
       meanOutputTokens: round(kept / Math.max(1, turnsDone), 0),
-      samples: window.length, sampleEveryMs: P1.sampleMs, sampleUs: round(samplerUs / samples.length, 1),
-      windowSeconds: round(windowS), wallSeconds: round(wallS),
-      meanUtilisation: util(window), p50Utilisation: round((sorted[Math.floor(sorted.length / 2)] ?? 0) / SLOTS, 3),
-      maxInFlight: sorted[sorted.length - 1] ?? 0, fullFraction: round(window.filter((s) => s.inFlight >= SLOTS).length / Math.max(1, window.length), 3),
-      steadyUtilisation: util(steady), steadySeconds: full ? round((allStarted.t - full.t) / 1000) : null,
+      samples: window.length,
+      sampleEveryMs: P1.sampleMs,
+      sampleUs: round(samplerUs / samples.length, 1),
+      windowSeconds: round(windowS),
+      wallSeconds: round(wallS),
+      meanUtilisation: util(window),
+      p50Utilisation: round((sorted[Math.floor(sorted.length / 2)] ?? 0) / SLOTS, 3),
+      maxInFlight: sorted[sorted.length - 1] ?? 0,
+      fullFraction: round(window.filter((s) => s.inFlight >= SLOTS).length / Math.max(1, window.length), 3),
+      steadyUtilisation: util(steady),
+      steadySeconds: full ? round((allStarted.t - full.t) / 1000) : null,
       timeToFillSeconds: full ? round((full.t - first.t) / 1000) : null,
-      serverTokensPerSecond: round(generated / windowS, 0), idealTokensPerSecond: SLOTS * P1.tokensPerSecond,
+      serverTokensPerSecond: round(generated / windowS, 0),
+      idealTokensPerSecond: SLOTS * P1.tokensPerSecond,
       // What one request actually streamed at: the server's pace under this machine's load, against the configured speed.
       tokensPerSecondPerBusySlot: round(generated / windowS / Math.max(1e-9, (util(window) ?? 0) * SLOTS), 0),
-      turnsPerSecond: round(turnsDone / windowS), serverTokens: generated, keptTokens: kept,
+      turnsPerSecond: round(turnsDone / windowS),
+      serverTokens: generated,
+      keptTokens: kept,
       requests: final.requests - base.requests,
     };
   } finally {
@@ -335,24 +431,35 @@ async function heartbeatEndToEnd(intervalMs: number, roundIndex: number) {
   try {
     await waitForPoller(client, worker);
     // A 60 s heartbeat timeout so a 10 s interval is not clamped to timeout / 3 (20 s default → 6.7 s).
-    const requests = trajectoryRequests(`gpu-hb${intervalMs}-${roundIndex}-${Date.now()}`, problems.slice(0, P2.e2eTrajectories), 1, { turns: P2.e2eTurns, maxNewTokens: 2048 })
-      .map((r): TrajectoryRequest => ({ ...r, timeouts: { generateHeartbeatSeconds: 60 } }));
+    const requests = trajectoryRequests(`gpu-hb${intervalMs}-${roundIndex}-${Date.now()}`, problems.slice(0, P2.e2eTrajectories), 1, {
+      turns: P2.e2eTurns,
+      maxNewTokens: 2048,
+    }).map((r): TrajectoryRequest => ({ ...r, timeouts: { generateHeartbeatSeconds: 60 } }));
     const start = performance.now();
     const results = await withTimeout(runRollouts(client, requests), P2.limitMs, `heartbeat ${intervalMs} ms run`);
     const wallS = (performance.now() - start) / 1000;
     const attempts = (await Promise.all(requests.map((r) => generateAttempts(client, r.trajectoryId)))).flat().filter((a) => a.result);
     // Activity time beyond the decode time the simulated server paces itself at.
     const decodeMs = attempts.map((a) => (a.result!.outputLen / P1.tokensPerSecond) * 1000);
-    const overheads = attempts.map((a, i) => (a.endedMs - a.startedMs) - decodeMs[i]!);
+    const overheads = attempts.map((a, i) => a.endedMs - a.startedMs - decodeMs[i]!);
     const durations = attempts.map((a) => a.endedMs - a.startedMs);
     const stats = counters(policy);
     const kept = results.reduce((sum, r) => sum + r.outputTokens, 0);
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
     return {
-      intervalMs, round: roundIndex + 1, turns: attempts.length, overheadsMs: overheads, decodeMs, completed: results.filter((r) => r.status === 'completed').length, wallSeconds: round(wallS),
-      meanGenerateMs: round(mean(durations), 0), meanOverheadMsPerTurn: round(mean(overheads), 0),
+      intervalMs,
+      round: roundIndex + 1,
+      turns: attempts.length,
+      overheadsMs: overheads,
+      decodeMs,
+      completed: results.filter((r) => r.status === 'completed').length,
+      wallSeconds: round(wallS),
+      meanGenerateMs: round(mean(durations), 0),
+      meanOverheadMsPerTurn: round(mean(overheads), 0),
       p50OverheadMsPerTurn: round([...overheads].sort((a, b) => a - b)[Math.floor(overheads.length / 2)] ?? 0, 0),
-      meanOutputTokens: round(kept / Math.max(1, attempts.length), 0), serverTokens: stats.generatedTokens, keptTokens: kept,
+      meanOutputTokens: round(kept / Math.max(1, attempts.length), 0),
+      serverTokens: stats.generatedTokens,
+      keptTokens: kept,
     };
   } finally {
     await stopProcess(worker.child, 5_000);
@@ -389,7 +496,9 @@ async function killRepeat(repeat: number) {
     const seenAtKill = counters(policy).generatedTokens;
     const killedAt = Date.now();
     first.child.kill('SIGKILL');
-    await new Promise((resolve) => (first!.child.exitCode !== null || first!.child.signalCode !== null ? resolve(undefined) : first!.child.once('exit', resolve)));
+    await new Promise((resolve) =>
+      first!.child.exitCode !== null || first!.child.signalCode !== null ? resolve(undefined) : first!.child.once('exit', resolve),
+    );
     const replacement = spawnGpuWorker({ policyUrl: policy.url, slots: SLOTS, heartbeatMs: P3.heartbeatMs });
     try {
       const replacementPollingMs = await waitForPoller(client, replacement);
@@ -402,13 +511,22 @@ async function killRepeat(repeat: number) {
       const generatedTwice = stats.generatedTokens - kept;
       const bound = (P3.tokensPerSecond * P3.heartbeatMs) / 1000 + CHUNK_TOKENS;
       return {
-        repeat: repeat + 1, status: result.status, turns: result.turns.length, wallSeconds: round(wallS), killThreshold: killAt,
-        tokensSentAtKill: seenAtKill, resumedTokens: retried?.result?.resumedTokens ?? 0,
+        repeat: repeat + 1,
+        status: result.status,
+        turns: result.turns.length,
+        wallSeconds: round(wallS),
+        killThreshold: killAt,
+        tokensSentAtKill: seenAtKill,
+        resumedTokens: retried?.result?.resumedTokens ?? 0,
         turn0Attempts: Math.max(0, ...attempts.filter((a) => a.turn === 0).map((a) => a.attempt)),
         replacementPollingSeconds: round(replacementPollingMs / 1000),
         killToResumeSeconds: retried ? round((retried.startedMs - killedAt) / 1000) : null,
-        serverRequests: stats.requests, serverTokens: stats.generatedTokens, keptTokens: kept, generatedTwice,
-        boundTokens: bound, withinBound: generatedTwice >= 0 && generatedTwice <= bound,
+        serverRequests: stats.requests,
+        serverTokens: stats.generatedTokens,
+        keptTokens: kept,
+        generatedTwice,
+        boundTokens: bound,
+        withinBound: generatedTwice >= 0 && generatedTwice <= bound,
         turnOutputLens: result.turns.map((turn) => turn.outputLen),
       };
     } finally {
@@ -442,16 +560,24 @@ async function main(): Promise<number> {
   log('\n[2a] Heartbeat encoding (microbenchmark, before the stack starts)');
   const encoding = encodingMicrobenchmark();
   for (const p of encoding.points) {
-    log(`  ${String(p.tokens).padStart(6)} tokens: encode ${p.encodeUs} µs, +payload conversion ${p.encodeAndPayloadUs} µs, decode ${p.decodeUs} µs; `
-      + `${(p.payloadBytes / 1024).toFixed(1)} KB per heartbeat (${p.bytesPerToken} B/token)`);
+    log(
+      `  ${String(p.tokens).padStart(6)} tokens: encode ${p.encodeUs} µs, +payload conversion ${p.encodeAndPayloadUs} µs, decode ${p.decodeUs} µs; ` +
+        `${(p.payloadBytes / 1024).toFixed(1)} KB per heartbeat (${p.bytesPerToken} B/token)`,
+    );
   }
-  const models = TURN_SCENARIOS.flatMap((scenario) => P2.intervalsMs.map((interval) => ({
-    scenario: scenario.name, tokens: scenario.tokens, tokensPerSecond: scenario.tokensPerSecond,
-    ...heartbeatModel(encoding.fit, scenario.tokens, scenario.tokensPerSecond, interval),
-  })));
+  const models = TURN_SCENARIOS.flatMap((scenario) =>
+    P2.intervalsMs.map((interval) => ({
+      scenario: scenario.name,
+      tokens: scenario.tokens,
+      tokensPerSecond: scenario.tokensPerSecond,
+      ...heartbeatModel(encoding.fit, scenario.tokens, scenario.tokensPerSecond, interval),
+    })),
+  );
   for (const m of models) {
-    log(`  ${m.scenario}, interval ${m.intervalMs} ms: ${m.heartbeatsPerTurn} heartbeats over ${m.turnSeconds} s, `
-      + `${m.cpuMsPerTurn} CPU ms per turn (${m.percentOfTurn}% of the turn), last heartbeat ${m.lastHeartbeatKB} KB, ${m.mbToTemporalPerTurn} MB to Temporal per turn`);
+    log(
+      `  ${m.scenario}, interval ${m.intervalMs} ms: ${m.heartbeatsPerTurn} heartbeats over ${m.turnSeconds} s, ` +
+        `${m.cpuMsPerTurn} CPU ms per turn (${m.percentOfTurn}% of the turn), last heartbeat ${m.lastHeartbeatKB} KB, ${m.mbToTemporalPerTurn} MB to Temporal per turn`,
+    );
   }
 
   log('\nStarting the stack (Temporal dev server, Postgres, CPU worker in this process)');
@@ -459,15 +585,25 @@ async function main(): Promise<number> {
   stopCpuWorker = await stack.startWorkers({ gpu: false });
   log(`  ready after ${round((performance.now() - scriptStart) / 1000, 1)} s`);
 
-  log(`\n[1] Slot utilisation: ${P1.trajectories} trajectories × ${P1.turns} turns, ${SLOTS} slots, ${P1.tokensPerSecond} tok/s per request, ~${P1.reasoningTokens}-token answers`);
+  log(
+    `\n[1] Slot utilisation: ${P1.trajectories} trajectories × ${P1.turns} turns, ${SLOTS} slots, ${P1.tokensPerSecond} tok/s per request, ~${P1.reasoningTokens}-token answers`,
+  );
   const slots = await part('part 1', slotUtilisation);
   if (!('error' in slots)) {
-    log(`  in flight / slots: mean ${slots.meanUtilisation}, p50 ${slots.p50Utilisation}, max ${slots.maxInFlight}/${SLOTS}, all slots busy ${round(slots.fullFraction * 100, 1)}% of the time `
-      + `(${slots.samples} samples every ${slots.sampleEveryMs} ms over ${slots.windowSeconds} s, first request → last completion)`);
-    log(`  while turns were still waiting to start (${slots.steadySeconds} s): mean ${slots.steadyUtilisation}; time to fill all ${SLOTS} slots: ${slots.timeToFillSeconds} s`);
-    log(`  throughput: ${slots.serverTokensPerSecond} tokens/s server side (ideal ${slots.idealTokensPerSecond} = ${SLOTS} × ${P1.tokensPerSecond}), ${slots.turnsPerSecond} turns/s; `
-      + `${slots.completed}/${P1.trajectories} completed, ${slots.meanOutputTokens} tokens per turn, server sent ${slots.serverTokens} for ${slots.keptTokens} kept`);
-    log(`  each busy slot streamed at ${slots.tokensPerSecondPerBusySlot} tok/s (configured ${P1.tokensPerSecond}); sampling cost ${slots.sampleUs} µs a sample`);
+    log(
+      `  in flight / slots: mean ${slots.meanUtilisation}, p50 ${slots.p50Utilisation}, max ${slots.maxInFlight}/${SLOTS}, all slots busy ${round(slots.fullFraction * 100, 1)}% of the time ` +
+        `(${slots.samples} samples every ${slots.sampleEveryMs} ms over ${slots.windowSeconds} s, first request → last completion)`,
+    );
+    log(
+      `  while turns were still waiting to start (${slots.steadySeconds} s): mean ${slots.steadyUtilisation}; time to fill all ${SLOTS} slots: ${slots.timeToFillSeconds} s`,
+    );
+    log(
+      `  throughput: ${slots.serverTokensPerSecond} tokens/s server side (ideal ${slots.idealTokensPerSecond} = ${SLOTS} × ${P1.tokensPerSecond}), ${slots.turnsPerSecond} turns/s; ` +
+        `${slots.completed}/${P1.trajectories} completed, ${slots.meanOutputTokens} tokens per turn, server sent ${slots.serverTokens} for ${slots.keptTokens} kept`,
+    );
+    log(
+      `  each busy slot streamed at ${slots.tokensPerSecondPerBusySlot} tok/s (configured ${P1.tokensPerSecond}); sampling cost ${slots.sampleUs} µs a sample`,
+    );
   }
 
   log(`\n[2b] Heartbeat interval end to end: ${P2.e2eTrajectories} trajectories × ${P2.e2eTurns} turns, ${SLOTS} slots, ${P1.tokensPerSecond} tok/s`);
@@ -478,8 +614,10 @@ async function main(): Promise<number> {
       const run = await part(`interval ${interval} ms, round ${r + 1}`, () => heartbeatEndToEnd(interval, r));
       endToEnd.push(run);
       if (!('error' in run)) {
-        log(`  interval ${String(interval).padStart(5)} ms, round ${r + 1}: wall ${run.wallSeconds} s, generate activity ${run.meanGenerateMs} ms per turn for ${run.meanOutputTokens} tokens, `
-          + `beyond decode time: mean ${run.meanOverheadMsPerTurn} ms, p50 ${run.p50OverheadMsPerTurn} ms`);
+        log(
+          `  interval ${String(interval).padStart(5)} ms, round ${r + 1}: wall ${run.wallSeconds} s, generate activity ${run.meanGenerateMs} ms per turn for ${run.meanOutputTokens} tokens, ` +
+            `beyond decode time: mean ${run.meanOverheadMsPerTurn} ms, p50 ${run.p50OverheadMsPerTurn} ms`,
+        );
       }
     }
   }
@@ -488,7 +626,8 @@ async function main(): Promise<number> {
     const overheads = runs.flatMap((r) => r.overheadsMs).sort((a, b) => a - b);
     const decodeMs = runs.flatMap((r) => r.decodeMs).reduce((a, b) => a + b, 0);
     return {
-      intervalMs, turns: overheads.length,
+      intervalMs,
+      turns: overheads.length,
       overheadPercentOfDecode: decodeMs > 0 ? round((overheads.reduce((a, b) => a + b, 0) / decodeMs) * 100, 1) : null,
       meanOverheadMsPerTurn: overheads.length ? round(overheads.reduce((a, b) => a + b, 0) / overheads.length, 0) : null,
       p50OverheadMsPerTurn: overheads.length ? round(overheads[Math.floor(overheads.length / 2)]!, 0) : null,
@@ -496,48 +635,76 @@ async function main(): Promise<number> {
     };
   });
   const [fast, slow] = byInterval;
-  const overheadDifferenceMs = fast?.meanOverheadMsPerTurn != null && slow?.meanOverheadMsPerTurn != null ? fast.meanOverheadMsPerTurn - slow.meanOverheadMsPerTurn : null;
-  const p50DifferenceMs = fast?.p50OverheadMsPerTurn != null && slow?.p50OverheadMsPerTurn != null ? fast.p50OverheadMsPerTurn - slow.p50OverheadMsPerTurn : null;
+  const overheadDifferenceMs =
+    fast?.meanOverheadMsPerTurn != null && slow?.meanOverheadMsPerTurn != null ? fast.meanOverheadMsPerTurn - slow.meanOverheadMsPerTurn : null;
+  const p50DifferenceMs =
+    fast?.p50OverheadMsPerTurn != null && slow?.p50OverheadMsPerTurn != null ? fast.p50OverheadMsPerTurn - slow.p50OverheadMsPerTurn : null;
   for (const b of byInterval) {
-    log(`  interval ${String(b.intervalMs).padStart(5)} ms, ${b.turns} turns: beyond decode time mean ${b.meanOverheadMsPerTurn} ms, p50 ${b.p50OverheadMsPerTurn} ms `
-      + `(${b.overheadPercentOfDecode}% of decode time); wall ${b.meanWallSeconds} s a run`);
+    log(
+      `  interval ${String(b.intervalMs).padStart(5)} ms, ${b.turns} turns: beyond decode time mean ${b.meanOverheadMsPerTurn} ms, p50 ${b.p50OverheadMsPerTurn} ms ` +
+        `(${b.overheadPercentOfDecode}% of decode time); wall ${b.meanWallSeconds} s a run`,
+    );
   }
   log(`  turn wall time, 500 ms − 10 s: mean ${overheadDifferenceMs} ms, p50 ${p50DifferenceMs} ms per turn`);
 
-  log(`\n[3] Tokens lost on a kill: ${P3.turns}-turn trajectory, ~${P3.reasoningTokens}-token answers at ${P3.tokensPerSecond} tok/s, heartbeat every ${P3.heartbeatMs} ms, `
-    + `timeout ${P3.heartbeatTimeoutS} s; SIGKILL at ≥ ${P3.killAtTokens} tokens sent `
-    + `(+0, +1/3, +2/3 of an interval's tokens, to vary the phase against the heartbeats), then a replacement worker`);
+  log(
+    `\n[3] Tokens lost on a kill: ${P3.turns}-turn trajectory, ~${P3.reasoningTokens}-token answers at ${P3.tokensPerSecond} tok/s, heartbeat every ${P3.heartbeatMs} ms, ` +
+      `timeout ${P3.heartbeatTimeoutS} s; SIGKILL at ≥ ${P3.killAtTokens} tokens sent ` +
+      `(+0, +1/3, +2/3 of an interval's tokens, to vary the phase against the heartbeats), then a replacement worker`,
+  );
   const kills = [];
   for (let repeat = 0; repeat < P3.repeats; repeat++) {
     const run = await part(`repeat ${repeat + 1}`, () => killRepeat(repeat));
     kills.push(run);
     if (!('error' in run)) {
-      log(`  repeat ${run.repeat}: killed at ${run.tokensSentAtKill} tokens sent (threshold ${run.killThreshold}), resumed from ${run.resumedTokens} (attempt ${run.turn0Attempts}, `
-        + `${run.killToResumeSeconds} s after the kill; replacement polling after ${run.replacementPollingSeconds} s); `
-        + `server sent ${run.serverTokens}, trajectory kept ${run.keptTokens} ${JSON.stringify(run.turnOutputLens)} → generated twice ${run.generatedTwice} `
-        + `(goal ≤ ${run.boundTokens}: ${run.withinBound ? 'met' : 'MISSED'})`);
+      log(
+        `  repeat ${run.repeat}: killed at ${run.tokensSentAtKill} tokens sent (threshold ${run.killThreshold}), resumed from ${run.resumedTokens} (attempt ${run.turn0Attempts}, ` +
+          `${run.killToResumeSeconds} s after the kill; replacement polling after ${run.replacementPollingSeconds} s); ` +
+          `server sent ${run.serverTokens}, trajectory kept ${run.keptTokens} ${JSON.stringify(run.turnOutputLens)} → generated twice ${run.generatedTwice} ` +
+          `(goal ≤ ${run.boundTokens}: ${run.withinBound ? 'met' : 'MISSED'})`,
+      );
     }
   }
   const okKills = kills.filter((k): k is Exclude<typeof k, { error: string }> => !('error' in k));
   const maxTwice = okKills.length ? Math.max(...okKills.map((k) => k.generatedTwice)) : null;
   const bound = (P3.tokensPerSecond * P3.heartbeatMs) / 1000 + CHUNK_TOKENS;
-  log(`  max generated twice: ${maxTwice} tokens; goal ≤ ${bound} (${P3.tokensPerSecond} tok/s × ${P3.heartbeatMs} ms + one ${CHUNK_TOKENS}-token chunk)`);
+  log(
+    `  max generated twice: ${maxTwice} tokens; goal ≤ ${bound} (${P3.tokensPerSecond} tok/s × ${P3.heartbeatMs} ms + one ${CHUNK_TOKENS}-token chunk)`,
+  );
 
   const totalSeconds = round((performance.now() - scriptStart) / 1000, 1);
   log(`\nTotal ${totalSeconds} s`);
   const failed = [slots, ...endToEnd, ...kills].some((r) => 'error' in r) || okKills.some((k) => !k.withinBound);
-  log(JSON.stringify({
-    machine: { cores: os.cpus().length, node: process.version }, totalSeconds,
-    slotUtilisation: slots,
-    heartbeatOverhead: {
-      encoding: encoding.points, fit: encoding.fit, perTurn: models,
-      endToEnd: endToEnd.map((r) => ('error' in r ? r : { ...r, overheadsMs: undefined, decodeMs: undefined })), byInterval, overheadDifferenceMs, p50DifferenceMs,
-    },
-    killedWorker: {
-      tokensPerSecond: P3.tokensPerSecond, heartbeatMs: P3.heartbeatMs, heartbeatTimeoutSeconds: P3.heartbeatTimeoutS, killAtTokens: P3.killAtTokens,
-      boundTokens: bound, maxGeneratedTwice: maxTwice, allWithinBound: okKills.length === P3.repeats && okKills.every((k) => k.withinBound), repeats: kills,
-    },
-  }, null, 2));
+  log(
+    JSON.stringify(
+      {
+        machine: { cores: os.cpus().length, node: process.version },
+        totalSeconds,
+        slotUtilisation: slots,
+        heartbeatOverhead: {
+          encoding: encoding.points,
+          fit: encoding.fit,
+          perTurn: models,
+          endToEnd: endToEnd.map((r) => ('error' in r ? r : { ...r, overheadsMs: undefined, decodeMs: undefined })),
+          byInterval,
+          overheadDifferenceMs,
+          p50DifferenceMs,
+        },
+        killedWorker: {
+          tokensPerSecond: P3.tokensPerSecond,
+          heartbeatMs: P3.heartbeatMs,
+          heartbeatTimeoutSeconds: P3.heartbeatTimeoutS,
+          killAtTokens: P3.killAtTokens,
+          boundTokens: bound,
+          maxGeneratedTwice: maxTwice,
+          allWithinBound: okKills.length === P3.repeats && okKills.every((k) => k.withinBound),
+          repeats: kills,
+        },
+      },
+      null,
+      2,
+    ),
+  );
   return failed ? 1 : 0;
 }
 

@@ -70,7 +70,12 @@ interface TemporalUnderTest {
 }
 
 async function startTemporal(kind: 'dev' | 'server'): Promise<TemporalUnderTest> {
-  const server = await startEmbeddedTemporal(kind, { stateDir, toolsDir: path.resolve('.ratchet'), headless: true, log: (line) => console.error(line) });
+  const server = await startEmbeddedTemporal(kind, {
+    stateDir,
+    toolsDir: path.resolve('.ratchet'),
+    headless: true,
+    log: (line) => console.error(line),
+  });
   const connection = await Connection.connect({ address: server.address });
   await ensureSearchAttributes(connection, 'default');
   const cpu: Record<string, () => number> = { temporalServer: () => treeCpuSeconds(server.pid!) };
@@ -81,7 +86,11 @@ async function startTemporal(kind: 'dev' | 'server'): Promise<TemporalUnderTest>
     transactions = () => databaseTransactions(server.postgres.url, ['temporal', 'temporal_visibility']);
   }
   return {
-    kind, address: server.address, client: new Client({ connection }), cpu, transactions,
+    kind,
+    address: server.address,
+    client: new Client({ connection }),
+    cpu,
+    transactions,
     stop: async () => {
       await connection.close();
       await server.stop();
@@ -94,8 +103,11 @@ async function databaseTransactions(url: string, databases: string[]): Promise<n
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows: [row] } = await client.query<{ n: string }>(
-      'SELECT sum(xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database WHERE datname = ANY($1)', [databases]);
+    const {
+      rows: [row],
+    } = await client.query<{ n: string }>('SELECT sum(xact_commit + xact_rollback)::bigint AS n FROM pg_stat_database WHERE datname = ANY($1)', [
+      databases,
+    ]);
     return Number(row!.n);
   } finally {
     await client.end();
@@ -133,10 +145,20 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
   const started: RatchetProcess[] = [];
   try {
     const policyPort = await freePort();
-    const policy = await startRatchetProcess(['sim-policy', '--dataset', DATASET, '--port', String(policyPort), '--seed', '7', '--seed-per-request', ...policyFlags], {}, /simulated policy at/);
+    const policy = await startRatchetProcess(
+      ['sim-policy', '--dataset', DATASET, '--port', String(policyPort), '--seed', '7', '--seed-per-request', ...policyFlags],
+      {},
+      /simulated policy at/,
+    );
     started.push(policy);
     const policyUrl = `http://127.0.0.1:${policyPort}`;
-    const env = { TEMPORAL_ADDRESS: temporal.address, DATABASE_URL: postgres.url, RATCHET_POLICY_URL: policyUrl, RATCHET_POLICY_BACKEND: 'sglang', RATCHET_GPU_SLOTS: String(slots) };
+    const env = {
+      TEMPORAL_ADDRESS: temporal.address,
+      DATABASE_URL: postgres.url,
+      RATCHET_POLICY_URL: policyUrl,
+      RATCHET_POLICY_BACKEND: 'sglang',
+      RATCHET_GPU_SLOTS: String(slots),
+    };
     const cpu: RatchetProcess[] = [];
     for (let i = 0; i < cpuWorkers; i++) cpu.push(await startRatchetProcess(['worker', 'cpu'], env, /worker polling/));
     started.push(...cpu);
@@ -145,13 +167,31 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
     // Warm up: the workflow bundle, the V8 contexts, the connections.
     await runRatchetPass(client, trajectoryRequests(`warmup-${name}-${Date.now()}`, problems.slice(0, 8), 1, { turns: 1 }));
 
-    const requests = trajectoryRequests(`${name}-${Date.now()}`, problems, Math.ceil(trajectories / problems.length), { turns }).slice(0, trajectories);
-    const result: Record<string, unknown> = { temporal: temporal.kind, phase: name, trajectories, turns, cpuWorkers, slots, waitOn: flags['wait-on'] };
+    const requests = trajectoryRequests(`${name}-${Date.now()}`, problems, Math.ceil(trajectories / problems.length), { turns }).slice(
+      0,
+      trajectories,
+    );
+    const result: Record<string, unknown> = {
+      temporal: temporal.kind,
+      phase: name,
+      trajectories,
+      turns,
+      cpuWorkers,
+      slots,
+      waitOn: flags['wait-on'],
+    };
     if (withLoop) {
       const verifier = new VerifierPool({ size: 1 });
-      const loopCpu = new CpuMeter({ loop: () => processCpuSeconds(), postgres: () => treeCpuSeconds(pgPid), policy: () => treeCpuSeconds(policy.pid) });
+      const loopCpu = new CpuMeter({
+        loop: () => processCpuSeconds(),
+        postgres: () => treeCpuSeconds(pgPid),
+        policy: () => treeCpuSeconds(policy.pid),
+      });
       const loopStarted = performance.now();
-      const loop = await runInProcessLoop({ pool, tokenizer, verifier, backend: createBackend('sglang', policyUrl), slots, storedAs: 'in-process-loop:' }, requests);
+      const loop = await runInProcessLoop(
+        { pool, tokenizer, verifier, backend: createBackend('sglang', policyUrl), slots, storedAs: 'in-process-loop:' },
+        requests,
+      );
       const loopSeconds = (performance.now() - loopStarted) / 1000;
       await verifier.close();
       result.inProcessLoop = { wallSeconds: round(loopSeconds), turns: loop.turns, cpuSeconds: roundAll(loopCpu.read()) };
@@ -174,10 +214,17 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
     const pass = await runRatchetPass(client, requests, flags['wait-on'] === 'results' ? 'results' : { pool });
     const cpuSeconds = meter.read();
     const [ratchetTx, temporalTx] = await Promise.all([ratchetTransactions(), temporalTransactions?.()]);
-    const ratchetCpu = Object.entries(cpuSeconds).filter(([key]) => !['policy', 'client'].includes(key)).reduce((sum, [, s]) => sum + s, 0);
-    const history = await historySize(client, requests.slice(0, 8).map((r) => r.trajectoryId));
+    const ratchetCpu = Object.entries(cpuSeconds)
+      .filter(([key]) => !['policy', 'client'].includes(key))
+      .reduce((sum, [, s]) => sum + s, 0);
+    const history = await historySize(
+      client,
+      requests.slice(0, 8).map((r) => r.trajectoryId),
+    );
     Object.assign(result, {
-      completed: pass.completed, failed: pass.failed, turnsRun: pass.turns,
+      completed: pass.completed,
+      failed: pass.failed,
+      turnsRun: pass.turns,
       wallSeconds: round(pass.wallSeconds),
       trajectoriesPerSecond: round(pass.completed / pass.wallSeconds),
       turnsPerSecond: round(pass.turns / pass.wallSeconds),
@@ -185,7 +232,8 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
       cpuMsPerTrajectory: msEach(cpuSeconds, pass.completed),
       // Workers, Temporal server and Postgres: what Ratchet costs. The policy stands in for the GPU; the client is the trainer.
       ratchetCpuMsPerTurn: round((ratchetCpu * 1000) / pass.turns),
-      historyEventsPerTrajectory: history.events, historyBytesPerTrajectory: history.bytes,
+      historyEventsPerTrajectory: history.events,
+      historyBytesPerTrajectory: history.bytes,
       // Ratchet's count includes the pass's own 100 ms poll of the stored rows (about one per trajectory per 10 s of wall time).
       databaseTransactionsPerTrajectory: {
         ratchet: round(ratchetTx.total / pass.completed),
@@ -213,7 +261,11 @@ async function floorPhase(temporal: TemporalUnderTest): Promise<Record<string, u
   });
   const cpuSeconds = meter!.read();
   return {
-    temporal: temporal.kind, phase: 'floor', workflows: pass.workflows, turns, wallSeconds: round(pass.wallSeconds),
+    temporal: temporal.kind,
+    phase: 'floor',
+    workflows: pass.workflows,
+    turns,
+    wallSeconds: round(pass.wallSeconds),
     workflowsPerSecond: round(pass.workflows / pass.wallSeconds),
     cpuSeconds: roundAll(cpuSeconds),
     cpuMsPerWorkflow: msEach(cpuSeconds, pass.workflows),
@@ -275,6 +327,16 @@ function printSideBySide(rows: Record<string, unknown>[]): void {
     const ms = row.cpuMsPerTrajectory as Record<string, number>;
     const tx = row.databaseTransactionsPerTrajectory as Record<string, number>;
     const temporalCpu = (ms.temporalServer ?? 0) + (ms.temporalPostgres ?? 0);
-    console.log([row.temporal, row.phase, row.trajectoriesPerSecond, round(temporalCpu), row.ratchetCpuMsPerTurn, tx.temporal ?? 'SQLite, in-process', tx.ratchet].join(' | '));
+    console.log(
+      [
+        row.temporal,
+        row.phase,
+        row.trajectoriesPerSecond,
+        round(temporalCpu),
+        row.ratchetCpuMsPerTurn,
+        tx.temporal ?? 'SQLite, in-process',
+        tx.ratchet,
+      ].join(' | '),
+    );
   }
 }

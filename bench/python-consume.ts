@@ -11,7 +11,13 @@ const stack = await startScratchStack({ prefix: 'ratchet-bench-' }); // Postgres
 try {
   const bench = spawn(python, [path.join(PYTHON_PACKAGE_DIR, 'benchmarks', 'consume_bench.py'), ...process.argv.slice(2)], {
     stdio: 'inherit',
-    env: { ...process.env, DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, RATCHET_CLI: `${process.execPath} ${path.resolve('dist/cli/main.js')}`, LOG_LEVEL: 'error' },
+    env: {
+      ...process.env,
+      DATABASE_URL: stack.databaseUrl,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      RATCHET_CLI: `${process.execPath} ${path.resolve('dist/cli/main.js')}`,
+      LOG_LEVEL: 'error',
+    },
   });
   const code = await new Promise<number | null>((resolve) => bench.on('exit', resolve));
   process.exitCode = code ?? 1;

@@ -26,14 +26,24 @@ try {
   const completed = results.filter((r) => r.status === 'completed').length;
   const turnCount = results.reduce((sum, r) => sum + r.turns.length, 0);
   const sorted = [...finishedAt].sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    trajectories, turns, completed, wallSeconds: +seconds.toFixed(2),
-    trajectoriesPerSecond: +(completed / seconds).toFixed(2),
-    turnsPerSecond: +(turnCount / seconds).toFixed(1),
-    activitiesPerSecond: +((turnCount * 3 + completed * 2) / seconds).toFixed(1),
-    firstResultSeconds: +((sorted[0] ?? 0) / 1000).toFixed(2),
-    historyBytesPerTrajectory: historyBytes, historyEvents: history.events?.length,
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        trajectories,
+        turns,
+        completed,
+        wallSeconds: +seconds.toFixed(2),
+        trajectoriesPerSecond: +(completed / seconds).toFixed(2),
+        turnsPerSecond: +(turnCount / seconds).toFixed(1),
+        activitiesPerSecond: +((turnCount * 3 + completed * 2) / seconds).toFixed(1),
+        firstResultSeconds: +((sorted[0] ?? 0) / 1000).toFixed(2),
+        historyBytesPerTrajectory: historyBytes,
+        historyEvents: history.events?.length,
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await stopWorkers();
   await stack.stop();

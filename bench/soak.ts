@@ -63,57 +63,95 @@ async function main(): Promise<number> {
 
   // The simulated policy and every worker are separate processes, as on a cluster.
   const env = {
-    TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'error',
-    RATCHET_GPU_SLOTS: String(settings.gpuSlots), RATCHET_HEARTBEAT_INTERVAL_MS: String(settings.heartbeatIntervalMs), RATCHET_VERIFIER_THREADS: '1',
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    DATABASE_URL: stack.databaseUrl,
+    LOG_LEVEL: 'error',
+    RATCHET_GPU_SLOTS: String(settings.gpuSlots),
+    RATCHET_HEARTBEAT_INTERVAL_MS: String(settings.heartbeatIntervalMs),
+    RATCHET_VERIFIER_THREADS: '1',
   };
   fleet = new Fleet(CLI, env);
   const policy = fleet.start('policy', [
-    'sim-policy', '--dataset', dataset, '--port', String(await freePort()), '--seed', String(settings.policy.seed),
-    '--tokens-per-second', String(settings.policy.tokensPerSecond), '--reasoning-tokens', String(settings.policy.reasoningTokens),
+    'sim-policy',
+    '--dataset',
+    dataset,
+    '--port',
+    String(await freePort()),
+    '--seed',
+    String(settings.policy.seed),
+    '--tokens-per-second',
+    String(settings.policy.tokensPerSecond),
+    '--reasoning-tokens',
+    String(settings.policy.reasoningTokens),
   ]);
   const policyUrl = (await waitForLine(policy, /simulated policy at (\S+)/))[1]!;
   const workers = { 'cpu-long': 'cpu', 'gpu-long': 'gpu', 'cpu-killable': 'cpu', 'gpu-killable': 'gpu' } as const;
-  await Promise.all(Object.entries(workers).map(([name, kind]) => waitUntilPolling(stack!.client, fleet!.start(name, ['worker', kind], { RATCHET_POLICY_URL: policyUrl }), kind)));
+  await Promise.all(
+    Object.entries(workers).map(([name, kind]) =>
+      waitUntilPolling(stack!.client, fleet!.start(name, ['worker', kind], { RATCHET_POLICY_URL: policyUrl }), kind),
+    ),
+  );
   fleet.start('controller', ['controller', '--poll-ms', '1000']);
   say(`policy at ${policyUrl}; 2 CPU + 2 GPU workers polling, controller started (${seconds()} s)`);
 
   const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-  const run = { runId: `soak-${Date.now()}`, maxHeadOffpolicyness: settings.maxHeadOffpolicyness, batchSize: settings.batchSize, maxConcurrent: settings.maxConcurrent };
+  const run = {
+    runId: `soak-${Date.now()}`,
+    maxHeadOffpolicyness: settings.maxHeadOffpolicyness,
+    batchSize: settings.batchSize,
+    maxConcurrent: settings.maxConcurrent,
+  };
   let submittedGroups = 0;
   let record: TrainingRecord | undefined;
   // RSS at 5% (warm: code loaded, workflow cache filled), 25%, 50%, 75% and 100% consumed, and the peak seen.
-  const rss: Record<string, { warm?: number; end?: number; peak: number; byPercentConsumed: Record<string, number> }> =
-    Object.fromEntries(LONG_LIVED.map((name) => [name, { peak: 0, byPercentConsumed: {} }]));
+  const rss: Record<string, { warm?: number; end?: number; peak: number; byPercentConsumed: Record<string, number> }> = Object.fromEntries(
+    LONG_LIVED.map((name) => [name, { peak: 0, byPercentConsumed: {} }]),
+  );
   const rssMilestones = [settings.warmupAt, 0.25, 0.5, 0.75];
   let lastConsumed = 0;
   progressTimer = setInterval(() => void progress(), 15_000);
   async function progress() {
     const status = await client.status(run.runId).catch(() => undefined);
     const consumed = record ? [...record.consumedTrajectories.values()].length : 0;
-    const memory = await Promise.all(LONG_LIVED.map(async (name) => {
-      const mib = await fleet!.rssMiB(name).catch(() => Number.NaN);
-      rss[name]!.peak = Math.max(rss[name]!.peak, mib || 0);
-      return `${name} ${mib} MiB`;
-    }));
-    say(`submitted ${submittedGroups}/${groups} groups; waiting ${status?.waiting ?? '?'}, running ${status?.running ?? '?'}, `
-      + `consumed ${status?.consumed ?? '?'} groups (${consumed} trajectories, ${((consumed - lastConsumed) / 15).toFixed(1)}/s); `
-      + `policy v${record?.policyVersion ?? 0}; kills ${fleet!.kills.length}, pauses ${fleet!.pauses.length}, crashes ${fleet!.crashes.length}; ${memory.join(', ')}`);
+    const memory = await Promise.all(
+      LONG_LIVED.map(async (name) => {
+        const mib = await fleet!.rssMiB(name).catch(() => Number.NaN);
+        rss[name]!.peak = Math.max(rss[name]!.peak, mib || 0);
+        return `${name} ${mib} MiB`;
+      }),
+    );
+    say(
+      `submitted ${submittedGroups}/${groups} groups; waiting ${status?.waiting ?? '?'}, running ${status?.running ?? '?'}, ` +
+        `consumed ${status?.consumed ?? '?'} groups (${consumed} trajectories, ${((consumed - lastConsumed) / 15).toFixed(1)}/s); ` +
+        `policy v${record?.policyVersion ?? 0}; kills ${fleet!.kills.length}, pauses ${fleet!.pauses.length}, crashes ${fleet!.crashes.length}; ${memory.join(', ')}`,
+    );
     lastConsumed = consumed;
   }
 
   const submitStart = performance.now();
-  const submitted = await submitAll(client, run, planGroups(problems, groups), {
-    samples: settings.samples,
-    rollout: { turns: settings.turns },
-    timeouts: {
-      admissionRecheckSeconds: settings.recheck.firstSeconds,
-      admissionRecheckMaxSeconds: settings.recheck.maxSeconds,
-      admissionRechecksPerRun: settings.recheck.perRun,
-      generateHeartbeatSeconds: settings.generateHeartbeatSeconds,
-    } as SubmitOptions['timeouts'],
-  }, settings.submitConcurrency, (n) => { submittedGroups = n; });
+  const submitted = await submitAll(
+    client,
+    run,
+    planGroups(problems, groups),
+    {
+      samples: settings.samples,
+      rollout: { turns: settings.turns },
+      timeouts: {
+        admissionRecheckSeconds: settings.recheck.firstSeconds,
+        admissionRecheckMaxSeconds: settings.recheck.maxSeconds,
+        admissionRechecksPerRun: settings.recheck.perRun,
+        generateHeartbeatSeconds: settings.generateHeartbeatSeconds,
+      } as SubmitOptions['timeouts'],
+    },
+    settings.submitConcurrency,
+    (n) => {
+      submittedGroups = n;
+    },
+  );
   const submitSeconds = seconds(submitStart);
-  say(`submitted ${submitted.trajectoryIds.length} trajectories in ${submitSeconds} s (${(submitted.trajectoryIds.length / submitSeconds).toFixed(0)}/s); training`);
+  say(
+    `submitted ${submitted.trajectoryIds.length} trajectories in ${submitSeconds} s (${(submitted.trajectoryIds.length / submitSeconds).toFixed(0)}/s); training`,
+  );
 
   const kills = [...settings.kills];
   const pauses = [...settings.pauses];
@@ -151,7 +189,8 @@ async function main(): Promise<number> {
   const ended = await outcomes(stack.pool, run.runId);
   const consumedIds = record.consumedTrajectories;
   const lost = submitted.trajectoryIds.filter((id) => !consumedIds.has(id) && !ended.failedIds.has(id));
-  const duplicated = [...consumedIds.values()].filter((n) => n > 1).length + [...record.consumedGroups.values()].filter((n) => n > 1).length + ended.extraRows;
+  const duplicated =
+    [...consumedIds.values()].filter((n) => n > 1).length + [...record.consumedGroups.values()].filter((n) => n > 1).length + ended.extraRows;
   const auditStart = performance.now();
   const histories = await historyAudit(stack.client, submitted.trajectoryIds);
   const statuses = await statusAudit(stack.client, histories.statuses, ended.byId);
@@ -163,14 +202,34 @@ async function main(): Promise<number> {
   };
   const result = {
     trajectories: {
-      submitted: submitted.trajectoryIds.length, duplicateSubmissions: submitted.duplicates, completed: ended.completed, consumed: consumedIds.size,
-      failed: ended.failed, failedByType: ended.failedByType, rejectedGroups: record.rejectedGroups, lost: lost.length, lostExamples: lost.slice(0, 5), duplicated,
-      disagreements: statuses.disagreements, disagreementExamples: statuses.examples, temporalStatuses: statuses.temporal,
+      submitted: submitted.trajectoryIds.length,
+      duplicateSubmissions: submitted.duplicates,
+      completed: ended.completed,
+      consumed: consumedIds.size,
+      failed: ended.failed,
+      failedByType: ended.failedByType,
+      rejectedGroups: record.rejectedGroups,
+      lost: lost.length,
+      lostExamples: lost.slice(0, 5),
+      duplicated,
+      disagreements: statuses.disagreements,
+      disagreementExamples: statuses.examples,
+      temporalStatuses: statuses.temporal,
     },
-    throughput: { ...throughput, unit: 'trajectories/s by consumption time', lastOverFirst: throughput.firstQuarter ? +(throughput.lastQuarter / throughput.firstQuarter).toFixed(3) : null },
-    largestHistory: { byEvents: histories.largestByEvents, byBytes: histories.largestByBytes, runsInspected: histories.runsInspected, method: histories.method },
+    throughput: {
+      ...throughput,
+      unit: 'trajectories/s by consumption time',
+      lastOverFirst: throughput.firstQuarter ? +(throughput.lastQuarter / throughput.firstQuarter).toFixed(3) : null,
+    },
+    largestHistory: {
+      byEvents: histories.largestByEvents,
+      byBytes: histories.largestByBytes,
+      runsInspected: histories.runsInspected,
+      method: histories.method,
+    },
     historyEvents: {
-      total: histories.totalEvents, perTrajectory: +(histories.totalEvents / submitted.trajectoryIds.length).toFixed(1),
+      total: histories.totalEvents,
+      perTrajectory: +(histories.totalEvents / submitted.trajectoryIds.length).toFixed(1),
       perSecondFromSubmitToLastBatch: +(histories.totalEvents / activeSeconds).toFixed(0),
     },
     continueAsNew: { runs: histories.continuedAsNew, mostForOneTrajectory: histories.mostContinuationsOfOne },
@@ -203,7 +262,8 @@ try {
   exitCode = await main();
 } catch (error) {
   // After Ctrl-C the loop fails on the closed pool: that is the stop, not a finding.
-  if (!cleaning) say(`failed: ${(error as Error).stack ?? String(error)}${fleet?.crashes.length ? `\ncrashed processes: ${fleet.crashes.join('\n')}` : ''}`);
+  if (!cleaning)
+    say(`failed: ${(error as Error).stack ?? String(error)}${fleet?.crashes.length ? `\ncrashed processes: ${fleet.crashes.join('\n')}` : ''}`);
 } finally {
   await cleanup();
 }

@@ -57,19 +57,35 @@ try {
   const seconds = (performance.now() - started) / 1000;
   const audit = await stack.pool.query(
     `SELECT count(*) FILTER (WHERE admitted_accepted + admitted_running + 1 > ($2 + admitted_version + 1) * $3) AS over_bound, count(*) AS admitted
-     FROM rollout_groups WHERE run_id = $1 AND status = 'admitted'`, [run.runId, eta, batchSize],
+     FROM rollout_groups WHERE run_id = $1 AND status = 'admitted'`,
+    [run.runId, eta, batchSize],
   );
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  console.log(JSON.stringify({
-    steps, batchSize, samples, eta, trajectoriesConsumed: rows,
-    wallSeconds: +seconds.toFixed(2), submitSeconds: +submitSeconds.toFixed(2),
-    trajectoriesPerSecond: +(rows / seconds).toFixed(2),
-    trainerWaitMedianMs: Math.round(median(waits)), trainerWaitFirstMs: Math.round(waits[0] ?? 0),
-    ackMedianMs: +median(acks).toFixed(2),
-    arrowMBPerSecond: +(arrowBytes / 1e6 / (arrowMs / 1000)).toFixed(1), arrowBytesPerTrajectory: Math.round(arrowBytes / rows),
-    parquetMsPerBatch: +(parquetMs / steps).toFixed(1),
-    staleTrajectories: stale, admittedGroups: Number(audit.rows[0].admitted), admissionsOverBound: Number(audit.rows[0].over_bound),
-  }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        steps,
+        batchSize,
+        samples,
+        eta,
+        trajectoriesConsumed: rows,
+        wallSeconds: +seconds.toFixed(2),
+        submitSeconds: +submitSeconds.toFixed(2),
+        trajectoriesPerSecond: +(rows / seconds).toFixed(2),
+        trainerWaitMedianMs: Math.round(median(waits)),
+        trainerWaitFirstMs: Math.round(waits[0] ?? 0),
+        ackMedianMs: +median(acks).toFixed(2),
+        arrowMBPerSecond: +(arrowBytes / 1e6 / (arrowMs / 1000)).toFixed(1),
+        arrowBytesPerTrajectory: Math.round(arrowBytes / rows),
+        parquetMsPerBatch: +(parquetMs / steps).toFixed(1),
+        staleTrajectories: stale,
+        admittedGroups: Number(audit.rows[0].admitted),
+        admissionsOverBound: Number(audit.rows[0].over_bound),
+      },
+      null,
+      2,
+    ),
+  );
 } finally {
   await stopController();
   await stopWorkers();

@@ -1,6 +1,14 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { adversarialCases, type LabelledCase, loadGsm8k, loadIssue16Cases, loadLabelledCases, loadMath500, loadMathVerifyCases } from './verify/case-sets.js';
+import {
+  adversarialCases,
+  type LabelledCase,
+  loadGsm8k,
+  loadIssue16Cases,
+  loadLabelledCases,
+  loadMath500,
+  loadMathVerifyCases,
+} from './verify/case-sets.js';
 import { checkAnswer } from '../src/verifier/check.js';
 import { VerifierPool } from '../src/verifier/pool.js';
 import { warmUpSymbolic } from '../src/verifier/symbolic.js';
@@ -24,7 +32,15 @@ const percentile = (sorted: readonly number[], p: number): number => sorted[Math
  */
 async function main(argv: readonly string[] = process.argv.slice(2)): Promise<number> {
   const dataDir = resolve(argv[0] ?? '../shared/data');
-  const cases = [...loadLabelledCases(), ...loadMathVerifyCases(), ...loadIssue16Cases('tuned'), ...loadIssue16Cases('advance'), ...loadMath500(dataDir), ...loadGsm8k(dataDir, 'gsm8k_test.jsonl'), ...loadGsm8k(dataDir, 'gsm8k_train.jsonl')];
+  const cases = [
+    ...loadLabelledCases(),
+    ...loadMathVerifyCases(),
+    ...loadIssue16Cases('tuned'),
+    ...loadIssue16Cases('advance'),
+    ...loadMath500(dataDir),
+    ...loadGsm8k(dataDir, 'gsm8k_test.jsonl'),
+    ...loadGsm8k(dataDir, 'gsm8k_train.jsonl'),
+  ];
   const reports = new Map<string, SetReport>();
   const latencies: number[] = [];
   const mistakes: string[] = [];
@@ -43,13 +59,17 @@ async function main(argv: readonly string[] = process.argv.slice(2)): Promise<nu
       if (verdict.status === 'correct') report.falseAccepts++;
       else if (c.expected === 'correct') report.falseRejects++;
       else report.other++;
-      mistakes.push(`${c.set}/${c.category}: expected ${c.expected}, got ${verdict.status} (${verdict.detail}) gold=${JSON.stringify(verdict.gold).slice(0, 80)} pred=${JSON.stringify(verdict.predicted).slice(0, 80)}`);
+      mistakes.push(
+        `${c.set}/${c.category}: expected ${c.expected}, got ${verdict.status} (${verdict.detail}) gold=${JSON.stringify(verdict.gold).slice(0, 80)} pred=${JSON.stringify(verdict.predicted).slice(0, 80)}`,
+      );
     }
   }
   const totalMs = performance.now() - started;
   printReports([...reports.values()]);
   const sorted = [...latencies].sort((a, b) => a - b);
-  console.log(`\nin-thread latency per check: p50 ${percentile(sorted, 0.5).toFixed(3)} ms, p99 ${percentile(sorted, 0.99).toFixed(3)} ms, max ${sorted[sorted.length - 1]?.toFixed(1)} ms`);
+  console.log(
+    `\nin-thread latency per check: p50 ${percentile(sorted, 0.5).toFixed(3)} ms, p99 ${percentile(sorted, 0.99).toFixed(3)} ms, max ${sorted[sorted.length - 1]?.toFixed(1)} ms`,
+  );
   console.log(`throughput: ${((cases.length / totalMs) * 1000).toFixed(0)} checks/s on one core (${cases.length} checks)`);
   await poolThroughput(cases);
   await adversarial();
@@ -64,7 +84,9 @@ function printReports(reports: readonly SetReport[]): void {
   for (const r of [...reports, total]) {
     if (r !== total) for (const key of ['checks', 'agree', 'falseAccepts', 'falseRejects', 'other'] as const) total[key] += r[key];
     const pct = ((100 * r.agree) / Math.max(1, r.checks)).toFixed(2);
-    console.log(`${r.set.padEnd(18)} ${String(r.checks).padStart(7)} ${pct.padStart(10)}% ${String(r.falseAccepts).padStart(14)} ${String(r.falseRejects).padStart(14)} ${String(r.other).padStart(6)}`);
+    console.log(
+      `${r.set.padEnd(18)} ${String(r.checks).padStart(7)} ${pct.padStart(10)}% ${String(r.falseAccepts).padStart(14)} ${String(r.falseRejects).padStart(14)} ${String(r.other).padStart(6)}`,
+    );
   }
 }
 
@@ -74,10 +96,14 @@ async function poolThroughput(cases: readonly LabelledCase[]): Promise<void> {
   try {
     await pool.verify('1', '\\boxed{1}');
     const started = performance.now();
-    const verdicts = await Promise.all(cases.map((c) => pool.verify(typeof c.gold === 'string' ? c.gold : [...c.gold], c.pred, { extraction: c.extraction })));
+    const verdicts = await Promise.all(
+      cases.map((c) => pool.verify(typeof c.gold === 'string' ? c.gold : [...c.gold], c.pred, { extraction: c.extraction })),
+    );
     const seconds = (performance.now() - started) / 1000;
     const failures = verdicts.filter((v) => v.status === 'timeout' || v.status === 'error').length;
-    console.log(`pool of ${size} threads: ${(cases.length / seconds).toFixed(0)} checks/s (${(cases.length / seconds / size).toFixed(0)} per core), ${failures} timeouts/errors`);
+    console.log(
+      `pool of ${size} threads: ${(cases.length / seconds).toFixed(0)} checks/s (${(cases.length / seconds / size).toFixed(0)} per core), ${failures} timeouts/errors`,
+    );
   } finally {
     await pool.close();
   }
@@ -103,7 +129,10 @@ async function adversarial(): Promise<void> {
   }
 }
 
-main().then((code) => process.exit(code), (error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

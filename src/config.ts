@@ -3,8 +3,14 @@ import { z } from 'zod';
 import { registerEnvironmentSecrets } from './secrets/known-secrets.js';
 import { withSecretFiles } from './secrets/secret-files.js';
 
-const flag = z.enum(['true', 'false', '1', '0', '']).optional().transform((value) => value === 'true' || value === '1');
-const optionalText = z.string().optional().transform((value) => (value ? value : undefined));
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((value) => value === 'true' || value === '1');
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value ? value : undefined));
 
 const environment = z.object({
   TEMPORAL_ADDRESS: optionalText,
@@ -22,7 +28,15 @@ const environment = z.object({
   RATCHET_HEARTBEAT_INTERVAL_MS: z.coerce.number().int().positive().default(2000),
   RATCHET_WORKFLOW_CACHE: z.coerce.number().int().min(2).default(400),
   RATCHET_UI_URL: z.string().url().optional(),
-  RATCHET_ENVIRONMENTS: z.string().optional().transform((value) => (value ?? '').split(',').map((module) => module.trim()).filter(Boolean)),
+  RATCHET_ENVIRONMENTS: z
+    .string()
+    .optional()
+    .transform((value) =>
+      (value ?? '')
+        .split(',')
+        .map((module) => module.trim())
+        .filter(Boolean),
+    ),
   RATCHET_VERIFIER_THREADS: z.coerce.number().int().positive().optional(),
   RATCHET_VERIFIER_BUDGET_MS: z.coerce.number().int().positive().default(3000),
   RATCHET_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
@@ -52,16 +66,23 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env) {
   registerEnvironmentSecrets(env); // values read from *_FILE too: masked wherever they would be printed
   const parsed = environment.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const name = issue.path.join('.');
-      const given = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
-      return `${name}: ${issue.message}${given}`;
-    }).join('; ');
+    const problems = parsed.error.issues
+      .map((issue) => {
+        const name = issue.path.join('.');
+        const given = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(env[name])})`;
+        return `${name}: ${issue.message}${given}`;
+      })
+      .join('; ');
     throw new InvalidConfiguration(`invalid configuration: ${problems}`);
   }
   const values = parsed.data;
   return {
-    temporal: { address: values.TEMPORAL_ADDRESS, namespace: values.TEMPORAL_NAMESPACE, apiKey: values.TEMPORAL_API_KEY, tls: values.TEMPORAL_TLS || Boolean(values.TEMPORAL_API_KEY) },
+    temporal: {
+      address: values.TEMPORAL_ADDRESS,
+      namespace: values.TEMPORAL_NAMESPACE,
+      apiKey: values.TEMPORAL_API_KEY,
+      tls: values.TEMPORAL_TLS || Boolean(values.TEMPORAL_API_KEY),
+    },
     databaseUrl: values.DATABASE_URL,
     stateDir: path.resolve(values.RATCHET_STATE_DIR),
     tokenizerDir: values.RATCHET_TOKENIZER,

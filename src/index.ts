@@ -23,5 +23,12 @@ export { GroupMismatch, RunConfigMismatch } from './store/write/rollout-groups.j
 export { FailureType, failureClassOf, type FailureClass, type TrajectoryFailure } from './trajectory/failure.js';
 export { redactUrl } from './secrets/redact-url.js';
 export {
-  EnvironmentFailure, type Environment, type EnvironmentStart, type EnvironmentTask, type JsonValue, type ObservationMessage, type StepResult, type TurnAction,
+  EnvironmentFailure,
+  type Environment,
+  type EnvironmentStart,
+  type EnvironmentTask,
+  type JsonValue,
+  type ObservationMessage,
+  type StepResult,
+  type TurnAction,
 } from './environments/environment.js';

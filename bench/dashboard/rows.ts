@@ -48,11 +48,14 @@ export async function seedSyntheticRun(pool: pg.Pool, run: SyntheticRun, log: (l
   };
   await pool.query('INSERT INTO policy_versions (version) SELECT v FROM generate_series(0, $1::int) v ON CONFLICT DO NOTHING', [versions]);
   // Trajectory i is sample i % 8 of group i / 8; its policy version grows with its group, so the run "learns".
-  const idSql = run.kind === 'training'
-    ? `format('%s/q%s@e%s/%s', $1::text, (i / ${GROUP_SIZE}) % ${QIDS}, (i / ${GROUP_SIZE}) / ${QIDS}, i % ${GROUP_SIZE})`
-    : `format('%s/p%s/%s', $1::text, i / ${GROUP_SIZE}, i % ${GROUP_SIZE})`;
+  const idSql =
+    run.kind === 'training'
+      ? `format('%s/q%s@e%s/%s', $1::text, (i / ${GROUP_SIZE}) % ${QIDS}, (i / ${GROUP_SIZE}) / ${QIDS}, i % ${GROUP_SIZE})`
+      : `format('%s/p%s/%s', $1::text, i / ${GROUP_SIZE}, i % ${GROUP_SIZE})`;
   const qidSql = run.kind === 'training' ? `format('q%s', (i / ${GROUP_SIZE}) % ${QIDS})` : `format('p%s', i / ${GROUP_SIZE})`;
-  await step('trajectories', `
+  await step(
+    'trajectories',
+    `
     INSERT INTO trajectories (trajectory_id, qid, status, error, failure_type, failure_class, layout, num_turns, birth_time,
       packed_input_ids, packed_logprobs, prompt_mask, seqlens, prompt_lens, version_start, version_end, rewards, raw_rewards, successes,
       output_tokens, end_reason, finished_at, temperature, top_p, top_k, min_p, repetition_penalty)
@@ -77,23 +80,34 @@ export async function seedSyntheticRun(pool: pg.Pool, run: SyntheticRun, log: (l
       SELECT array_agg(ok ORDER BY t) AS successes, array_agg(CASE WHEN ok THEN 1.0 ELSE -1.0 END ORDER BY t) AS raw,
              array_agg(CASE WHEN ok THEN 1.0 ELSE -1.0 END ORDER BY t) AS returns
       FROM (SELECT t, abs(hashint4(i * 4 + t)) % 100 < 25 + (50 * a.version) / greatest($3::int, 1) AS ok FROM generate_series(1, a.turns) t) x) s`,
-  [run.runId, stored, versions, storedGroups, run.spanMinutes]);
+    [run.runId, stored, versions, storedGroups, run.spanMinutes],
+  );
   const verdict = `CASE WHEN t.successes[k] THEN 'correct' ELSE (ARRAY['wrong', 'wrong', 'wrong', 'no_answer', 'timeout', 'runtime_error'])[1 + abs(hashtext(t.trajectory_id) + k) % 6] END`;
-  await step('monitor_records', `
+  await step(
+    'monitor_records',
+    `
     INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len)
     SELECT t.trajectory_id, k - 1, t.qid, t.version_start[k], t.version_end[k], t.successes[k], ${verdict}, 200 + 350 * (k - 1), 50 + abs(hashtext(t.trajectory_id) + k) % 900
-    FROM trajectories t, generate_subscripts(t.successes, 1) k WHERE t.run_id = $1 AND t.status = 'completed'`, [run.runId]);
-  await step('turn_texts', `
+    FROM trajectories t, generate_subscripts(t.successes, 1) k WHERE t.run_id = $1 AND t.status = 'completed'`,
+    [run.runId],
+  );
+  await step(
+    'turn_texts',
+    `
     INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text)
     SELECT t.trajectory_id, k - 1, format('Let me work through it step by step. ... The answer is \\boxed{%s}.', k * 7), (k * 7)::text, ${verdict},
            CASE WHEN NOT t.successes[k] THEN 'Your answer is incorrect. Please try again.' END
-    FROM trajectories t, generate_subscripts(t.successes, 1) k WHERE t.run_id = $1 AND t.status = 'completed'`, [run.runId]);
+    FROM trajectories t, generate_subscripts(t.successes, 1) k WHERE t.run_id = $1 AND t.status = 'completed'`,
+    [run.runId],
+  );
   if (run.kind === 'plain') return;
   await ensureRun(pool, { runId: run.runId, maxHeadOffpolicyness: 2, batchSize: 32, maxConcurrent: RUNNING_GROUPS + 10 });
   const totalGroups = storedGroups + RUNNING_GROUPS + QUEUED_GROUPS;
-  const consumedGroups = Math.floor(storedGroups * 0.9 / 32) * 32;
+  const consumedGroups = Math.floor((storedGroups * 0.9) / 32) * 32;
   // Groups finish with their last member; 90% (whole batches of 32) are consumed, the running and queued ones follow.
-  await step('rollout_groups', `
+  await step(
+    'rollout_groups',
+    `
     INSERT INTO rollout_groups (group_id, run_id, qid, size, joined, status, admitted_at, admitted_version, admitted_accepted, admitted_running,
       finished, completed, birth_time, finished_at, batch_id, lease_expires_at, consumed_at)
     SELECT format('%s/q%s@e%s', $1::text, g % ${QIDS}, g / ${QIDS}), $1, format('q%s', g % ${QIDS}), ${GROUP_SIZE}, ${GROUP_SIZE},
@@ -106,27 +120,45 @@ export async function seedSyntheticRun(pool: pg.Pool, run: SyntheticRun, log: (l
     LEFT JOIN LATERAL (
       SELECT count(*)::int AS n, count(*) FILTER (WHERE t.status = 'completed')::int AS completed, min(t.birth_time) AS birth, max(t.finished_at) AS finished
       FROM trajectories t WHERE g < $2::int AND t.trajectory_id IN (SELECT format('%s/q%s@e%s/%s', $1::text, g % ${QIDS}, g / ${QIDS}, s) FROM generate_series(0, ${GROUP_SIZE} - 1) s)
-    ) f ON true`, [run.runId, storedGroups, consumedGroups, totalGroups]);
-  await step('rollout_members', `
+    ) f ON true`,
+    [run.runId, storedGroups, consumedGroups, totalGroups],
+  );
+  await step(
+    'rollout_members',
+    `
     INSERT INTO rollout_members (trajectory_id, group_id, sample, finished, staleness, stale)
     SELECT format('%s/q%s@e%s/%s', $1::text, (i / ${GROUP_SIZE}) % ${QIDS}, (i / ${GROUP_SIZE}) / ${QIDS}, i % ${GROUP_SIZE}),
            format('%s/q%s@e%s', $1::text, (i / ${GROUP_SIZE}) % ${QIDS}, (i / ${GROUP_SIZE}) / ${QIDS}), i % ${GROUP_SIZE}, i < $2::int,
            CASE WHEN i < $3::int * ${GROUP_SIZE} THEN abs(hashint4(i)) % 4 END, CASE WHEN i < $3::int * ${GROUP_SIZE} THEN abs(hashint4(i)) % 4 > 2 END
-    FROM generate_series(0, $4::int * ${GROUP_SIZE} - 1) i`, [run.runId, stored, consumedGroups, totalGroups]);
-  await step('rollout_batches', `
+    FROM generate_series(0, $4::int * ${GROUP_SIZE} - 1) i`,
+    [run.runId, stored, consumedGroups, totalGroups],
+  );
+  await step(
+    'rollout_batches',
+    `
     INSERT INTO rollout_batches (batch_id, run_id, consumer, policy_version, groups, trajectories, stale_trajectories, claimed_at, lease_expires_at, acked_at)
     SELECT g.batch_id, $1, 'bench-trainer', max(g.admitted_version), count(DISTINCT g.group_id), count(*) FILTER (WHERE t.status = 'completed'),
            count(*) FILTER (WHERE t.status = 'completed' AND m.stale), max(g.finished_at), max(g.lease_expires_at), max(g.consumed_at)
     FROM rollout_groups g JOIN rollout_members m USING (group_id) JOIN trajectories t USING (trajectory_id)
-    WHERE g.run_id = $1 AND g.batch_id IS NOT NULL GROUP BY g.batch_id`, [run.runId]);
-  await step('trajectory_prompts (running)', `
+    WHERE g.run_id = $1 AND g.batch_id IS NOT NULL GROUP BY g.batch_id`,
+    [run.runId],
+  );
+  await step(
+    'trajectory_prompts (running)',
+    `
     INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text)
     SELECT m.trajectory_id, decode(repeat('00', 800), 'hex'), 'What is 6 times 7?'
-    FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE g.run_id = $1 AND g.status = 'admitted' AND g.finished_at IS NULL`, [run.runId]);
-  await step('training_steps', `
+    FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE g.run_id = $1 AND g.status = 'admitted' AND g.finished_at IS NULL`,
+    [run.runId],
+  );
+  await step(
+    'training_steps',
+    `
     INSERT INTO training_steps (run_id, step, policy_version, metrics)
     SELECT $1, v, v + 1, jsonb_build_object('loss', 1.0 / (v + 1), 'mean_reward', -0.5 + v::float8 / $2::int) FROM generate_series(0, $2::int - 1) v
-    ON CONFLICT DO NOTHING`, [run.runId, versions]);
+    ON CONFLICT DO NOTHING`,
+    [run.runId, versions],
+  );
 }
 
 /** Submissions the client would have recorded, where this schema has them (migration 013): stored, running and a backlog. */
@@ -137,8 +169,12 @@ export async function seedSubmissions(pool: pg.Pool, runId: string, backlog: num
     `INSERT INTO run_submissions (trajectory_id) SELECT trajectory_id FROM trajectories WHERE run_id = $1
      UNION ALL SELECT trajectory_id FROM trajectory_prompts WHERE run_id = $1
      UNION ALL SELECT m.trajectory_id FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE g.run_id = $1 AND g.status = 'pending'
-     ON CONFLICT DO NOTHING`, [runId]);
+     ON CONFLICT DO NOTHING`,
+    [runId],
+  );
   const queued = await pool.query(
-    `INSERT INTO run_submissions (trajectory_id) SELECT format('%s/backlog%s/0', $1::text, i) FROM generate_series(1, $2::int) i ON CONFLICT DO NOTHING`, [runId, backlog]);
+    `INSERT INTO run_submissions (trajectory_id) SELECT format('%s/backlog%s/0', $1::text, i) FROM generate_series(1, $2::int) i ON CONFLICT DO NOTHING`,
+    [runId, backlog],
+  );
   log(`  ${runId}: run_submissions ${(known.rowCount ?? 0) + (queued.rowCount ?? 0)} rows in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }

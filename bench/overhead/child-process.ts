@@ -15,7 +15,10 @@ export interface RatchetProcess {
  */
 export async function startRatchetProcess(args: string[], env: Record<string, string>, ready: RegExp): Promise<RatchetProcess> {
   // BENCH_NODE_OPTIONS reaches only the measured processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
-  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), CLI, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), CLI, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {

@@ -39,10 +39,12 @@ export async function runFloorPass(client: Client, address: string, count: numbe
 async function pass(client: Client, count: number, turns: number, prefix: string): Promise<void> {
   const target = finished.count + count;
   let next = 0;
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      await client.workflow.start('floorTrajectory', { taskQueue: 'floor-cpu', workflowId: `${prefix}-${i}`, args: [turns] });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        await client.workflow.start('floorTrajectory', { taskQueue: 'floor-cpu', workflowId: `${prefix}-${i}`, args: [turns] });
+      }
+    }),
+  );
   while (finished.count < target) await new Promise((resolve) => setTimeout(resolve, 50));
 }

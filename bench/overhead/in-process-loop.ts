@@ -45,28 +45,67 @@ async function runTrajectory(deps: InProcessLoopDeps, slots: Slots, request: Tra
   for (let turn = 0; turn < options.turns; turn++) {
     const contextLen = context.length;
     const output = { ids: [] as number[], logprobs: [] as number[] };
-    const end = await slots.run(() => deps.backend.generate(
-      { inputIds: context, maxNewTokens: options.maxNewTokens, sampling: samplingOf(options), requestId: `${request.trajectoryId}/${turn}/1` },
-      (chunk) => { output.ids.push(...chunk.ids); output.logprobs.push(...chunk.logprobs); },
-    ));
+    const end = await slots.run(() =>
+      deps.backend.generate(
+        { inputIds: context, maxNewTokens: options.maxNewTokens, sampling: samplingOf(options), requestId: `${request.trajectoryId}/${turn}/1` },
+        (chunk) => {
+          output.ids.push(...chunk.ids);
+          output.logprobs.push(...chunk.logprobs);
+        },
+      ),
+    );
     const finishReason: FinishReason = end.finishReason;
     const answerText = deps.tokenizer.decodeText(output.ids);
     const verdict = await deps.verifier.verify(request.gold, answerText);
     const feedback = feedbackTokens(deps.tokenizer, verdict.equal, !stoppedWithoutEos(finishReason));
     const versions = output.ids.map(() => 0);
-    records.push({ turn, contextLen, outputLen: output.ids.length, finishReason, versionStart: 0, versionEnd: 0, verdict: verdict.status, success: verdict.equal, feedbackLen: feedback.ids.length });
-    texts.push({ turn, contextLen, outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: versions, feedbackIds: feedback.ids, answerText, extractedAnswer: verdict.predicted, verdict: verdict.status, feedbackText: feedback.text });
+    records.push({
+      turn,
+      contextLen,
+      outputLen: output.ids.length,
+      finishReason,
+      versionStart: 0,
+      versionEnd: 0,
+      verdict: verdict.status,
+      success: verdict.equal,
+      feedbackLen: feedback.ids.length,
+    });
+    texts.push({
+      turn,
+      contextLen,
+      outputIds: output.ids,
+      outputLogprobs: output.logprobs,
+      outputVersions: versions,
+      feedbackIds: feedback.ids,
+      answerText,
+      extractedAnswer: verdict.predicted,
+      verdict: verdict.status,
+      feedbackText: feedback.text,
+    });
     context.push(...output.ids, ...feedback.ids);
     if (options.earlyStop && verdict.equal) {
       endReason = 'early_stop';
       break;
     }
   }
-  const packed = packTrajectory(prompt, texts.map((t, i) => ({ ...t, noEos: stoppedWithoutEos(records[i]!.finishReason) })), options.layout);
+  const packed = packTrajectory(
+    prompt,
+    texts.map((t, i) => ({ ...t, noEos: stoppedWithoutEos(records[i]!.finishReason) })),
+    options.layout,
+  );
   const rawRewards = records.map((t) => shapeReward(t.success, options.rewardBias, options.rewardScaling));
   await storeCompletedTrajectory(deps.pool, {
-    trajectoryId: `${deps.storedAs}${request.trajectoryId}`, qid: request.qid, birthTime, layout: options.layout, endReason,
-    promptIds: prompt, packed, turns: records, rewards: returnsToGo(rawRewards, options.discount), rawRewards, texts,
+    trajectoryId: `${deps.storedAs}${request.trajectoryId}`,
+    qid: request.qid,
+    birthTime,
+    layout: options.layout,
+    endReason,
+    promptIds: prompt,
+    packed,
+    turns: records,
+    rewards: returnsToGo(rawRewards, options.discount),
+    rawRewards,
+    texts,
   });
   return records.length;
 }

@@ -17,7 +17,11 @@ export interface RatchetPass {
  * as a trainer consuming from Postgres does; `'results'` waits on each workflow's result, as `ratchet run` does
  * (one long poll per trajectory, which the Temporal server answers at every event of that workflow).
  */
-export async function runRatchetPass(client: Client, requests: readonly TrajectoryRequest[], waitOn: 'results' | { pool: pg.Pool } = 'results'): Promise<RatchetPass> {
+export async function runRatchetPass(
+  client: Client,
+  requests: readonly TrajectoryRequest[],
+  waitOn: 'results' | { pool: pg.Pool } = 'results',
+): Promise<RatchetPass> {
   const started = performance.now();
   if (waitOn === 'results') {
     const results = await runRollouts(client, requests);
@@ -29,15 +33,21 @@ export async function runRatchetPass(client: Client, requests: readonly Trajecto
     };
   }
   let next = 0;
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    for (let i = next++; i < requests.length; i = next++) await submitTrajectory(client, requests[i]!);
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      for (let i = next++; i < requests.length; i = next++) await submitTrajectory(client, requests[i]!);
+    }),
+  );
   const ids = requests.map((r) => r.trajectoryId);
   for (;;) {
-    const { rows: [row] } = await waitOn.pool.query<{ completed: number; failed: number; turns: number }>(
+    const {
+      rows: [row],
+    } = await waitOn.pool.query<{ completed: number; failed: number; turns: number }>(
       `SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, count(*) FILTER (WHERE status = 'failed')::int AS failed,
          coalesce(sum(num_turns) FILTER (WHERE status = 'completed'), 0)::int AS turns
-       FROM trajectories WHERE trajectory_id = ANY($1)`, [ids]);
+       FROM trajectories WHERE trajectory_id = ANY($1)`,
+      [ids],
+    );
     if (row!.completed + row!.failed >= ids.length) return { wallSeconds: (performance.now() - started) / 1000, ...row! };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

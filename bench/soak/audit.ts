@@ -3,14 +3,21 @@ import type pg from 'pg';
 import { failedResult } from '../../src/client/run-rollouts.js';
 
 /** How the stored trajectories of a run ended; failed ones by failure type when the table has the column. */
-export async function outcomes(pool: pg.Pool, runId: string): Promise<{
-  completed: number; failed: number; failedByType: Record<string, number>; failedIds: Set<string>; extraRows: number;
+export async function outcomes(
+  pool: pg.Pool,
+  runId: string,
+): Promise<{
+  completed: number;
+  failed: number;
+  failedByType: Record<string, number>;
+  failedIds: Set<string>;
+  extraRows: number;
   /** Each row's outcome as `statusAudit` compares it: `completed`, or `failed <type>/<class>`. */
   byId: Map<string, string>;
 }> {
-  const { rows: [column] } = await pool.query(
-    "SELECT 1 FROM information_schema.columns WHERE table_name = 'trajectories' AND column_name = 'failure_type'",
-  );
+  const {
+    rows: [column],
+  } = await pool.query("SELECT 1 FROM information_schema.columns WHERE table_name = 'trajectories' AND column_name = 'failure_type'");
   const typeExpression = column ? "coalesce(failure_type, 'untyped')" : "'untyped'";
   const classExpression = column ? "coalesce(failure_class, 'unclassed')" : "'unclassed'";
   const { rows } = await pool.query<{ trajectory_id: string; status: string; failure_type: string; failure_class: string }>(
@@ -18,9 +25,11 @@ export async function outcomes(pool: pg.Pool, runId: string): Promise<{
     [`${runId}/%`],
   );
   // trajectory_id is the primary key today; counted anyway, since "exactly one row per trajectory" is the claim.
-  const { rows: [rowCount] } = await pool.query<{ extra: string }>(
-    'SELECT count(*) - count(DISTINCT trajectory_id) AS extra FROM trajectories WHERE trajectory_id LIKE $1', [`${runId}/%`],
-  );
+  const {
+    rows: [rowCount],
+  } = await pool.query<{ extra: string }>('SELECT count(*) - count(DISTINCT trajectory_id) AS extra FROM trajectories WHERE trajectory_id LIKE $1', [
+    `${runId}/%`,
+  ]);
   const failedByType: Record<string, number> = {};
   const failedIds = new Set<string>();
   const byId = new Map<string, string>();
@@ -49,22 +58,30 @@ export interface StatusAudit {
  * with the type and class its row has (the workflow's failure details). A workflow still open with no row is no
  * disagreement: it is counted as lost.
  */
-export async function statusAudit(client: Client, statuses: ReadonlyMap<string, string>, rows: ReadonlyMap<string, string>, concurrency = 32): Promise<StatusAudit> {
+export async function statusAudit(
+  client: Client,
+  statuses: ReadonlyMap<string, string>,
+  rows: ReadonlyMap<string, string>,
+  concurrency = 32,
+): Promise<StatusAudit> {
   const audit: StatusAudit = { temporal: {}, disagreements: 0, examples: [] };
   const ids = [...statuses.keys()];
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < ids.length) {
-      const id = ids[next++]!;
-      const status = statuses.get(id)!;
-      audit.temporal[status] = (audit.temporal[status] ?? 0) + 1;
-      const row = rows.get(id) ?? 'no row';
-      const told = status === 'COMPLETED' ? 'completed' : status === 'FAILED' ? await failureOfWorkflow(client, id) : row === 'no row' ? row : status;
-      if (told === row) continue;
-      audit.disagreements++;
-      if (audit.examples.length < 5) audit.examples.push(`${id}: Temporal ${told}, row ${row}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        const status = statuses.get(id)!;
+        audit.temporal[status] = (audit.temporal[status] ?? 0) + 1;
+        const row = rows.get(id) ?? 'no row';
+        const told =
+          status === 'COMPLETED' ? 'completed' : status === 'FAILED' ? await failureOfWorkflow(client, id) : row === 'no row' ? row : status;
+        if (told === row) continue;
+        audit.disagreements++;
+        if (audit.examples.length < 5) audit.examples.push(`${id}: Temporal ${told}, row ${row}`);
+      }
+    }),
+  );
   return audit;
 }
 
@@ -86,9 +103,13 @@ function outcome(status: string, failureType: string, failureClass: string): str
 /** Rows left in the tables that should drain as trajectories finish and batches are acknowledged. */
 export async function workingTableRows(pool: pg.Pool): Promise<Record<string, number | null>> {
   const count = async (table: string, where = '') => {
-    const { rows: [exists] } = await pool.query<{ name: string | null }>('SELECT to_regclass($1) AS name', [table]);
+    const {
+      rows: [exists],
+    } = await pool.query<{ name: string | null }>('SELECT to_regclass($1) AS name', [table]);
     if (!exists?.name) return null; // not in this schema (yet)
-    const { rows: [row] } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} ${where}`);
+    const {
+      rows: [row],
+    } = await pool.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} ${where}`);
     return Number(row!.n);
   };
   return {
@@ -138,15 +159,17 @@ export async function historyAudit(client: Client, trajectoryIds: readonly strin
   let inspected = 0;
   let totalEvents = 0;
   const statuses = new Map<string, string>();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < trajectoryIds.length) {
-      const id = trajectoryIds[next++]!;
-      const run = await client.workflow.getHandle(id).describe();
-      statuses.set(id, run.status.name);
-      consider(historyOf(run));
-      inspected++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < trajectoryIds.length) {
+        const id = trajectoryIds[next++]!;
+        const run = await client.workflow.getHandle(id).describe();
+        statuses.set(id, run.status.name);
+        consider(historyOf(run));
+        inspected++;
+      }
+    }),
+  );
   const continuations = new Map<string, number>();
   for await (const run of client.workflow.list({ query: 'WorkflowType = "trajectory" AND ExecutionStatus = "ContinuedAsNew"' })) {
     consider(historyOf(run));
@@ -154,7 +177,7 @@ export async function historyAudit(client: Client, trajectoryIds: readonly strin
     inspected++;
   }
   return {
-    method: 'describe() of every trajectory\'s current run, plus visibility of every run closed by continue-as-new',
+    method: "describe() of every trajectory's current run, plus visibility of every run closed by continue-as-new",
     runsInspected: inspected,
     totalEvents,
     largestByEvents: byEvents,

@@ -25,14 +25,19 @@ export class Fleet {
   readonly kills: string[] = [];
   readonly pauses: string[] = [];
 
-  constructor(private readonly cli: string, private readonly env: NodeJS.ProcessEnv) {}
+  constructor(
+    private readonly cli: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
 
   start(name: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
     if (this.stopping) throw new Error('the fleet is stopping');
     const child = spawn(process.execPath, [this.cli, ...args], { env: { ...process.env, ...this.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const member: Member = { args, env, child, stderr: '', expectedExit: false };
     child.stdout!.resume();
-    child.stderr!.on('data', (chunk: Buffer) => { member.stderr = (member.stderr + chunk.toString()).slice(-2000); });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      member.stderr = (member.stderr + chunk.toString()).slice(-2000);
+    });
     child.once('exit', (code, signal) => {
       if (member.expectedExit || this.stopping) return;
       this.crashes.push(`${name} (pid ${child.pid}) exited ${code ?? signal}: ${member.stderr.trim().slice(-300)}`);
@@ -77,10 +82,12 @@ export class Fleet {
   async stopAll(graceMs = 3_000): Promise<void> {
     this.stopping = true;
     resumeAllPaused(); // a frozen process would not see its SIGTERM
-    await Promise.all([...this.members.values()].map((member) => {
-      member.expectedExit = true;
-      return stopProcess(member.child, graceMs).catch(() => member.child.kill('SIGKILL'));
-    }));
+    await Promise.all(
+      [...this.members.values()].map((member) => {
+        member.expectedExit = true;
+        return stopProcess(member.child, graceMs).catch(() => member.child.kill('SIGKILL'));
+      }),
+    );
   }
 
   private member(name: string): Member {

@@ -12,7 +12,8 @@ export type SoakStack = ScratchStack;
  */
 export function startSoakStack(stateDir: string): Promise<SoakStack> {
   return startScratchStack({
-    prefix: 'ratchet-soak-', poolMax: 8,
+    prefix: 'ratchet-soak-',
+    poolMax: 8,
     startTemporal: async () => startTemporalDevServer({ stateDir, port: await freePort(), headless: true }),
   });
 }

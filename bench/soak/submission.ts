@@ -23,7 +23,11 @@ export function planGroups(problems: readonly Problem[], groups: number): Planne
  * and how many submissions came back as duplicates (none, on a fresh run).
  */
 export async function submitAll(
-  client: RolloutClient, run: RunConfig, planned: readonly PlannedGroup[], options: SubmitOptions, concurrency: number,
+  client: RolloutClient,
+  run: RunConfig,
+  planned: readonly PlannedGroup[],
+  options: SubmitOptions,
+  concurrency: number,
   onProgress: (submittedGroups: number) => void,
 ): Promise<{ trajectoryIds: string[]; duplicates: number }> {
   const trajectoryIds: string[] = [];

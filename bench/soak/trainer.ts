@@ -27,11 +27,21 @@ export interface TrainingRecord {
  * which only happens at the tail of the run or while the workers are being restarted.
  */
 export async function train(
-  client: RolloutClient, runId: string, totalGroups: number, batchSize: number, stallMs: number,
+  client: RolloutClient,
+  runId: string,
+  totalGroups: number,
+  batchSize: number,
+  stallMs: number,
   afterStep: (record: TrainingRecord) => Promise<void>,
 ): Promise<TrainingRecord> {
   const record: TrainingRecord = {
-    steps: [], consumedTrajectories: new Map(), consumedGroups: new Map(), rejectedGroups: 0, policyVersion: 0, startedMs: performance.now(), stalled: false,
+    steps: [],
+    consumedTrajectories: new Map(),
+    consumedGroups: new Map(),
+    rejectedGroups: 0,
+    policyVersion: 0,
+    startedMs: performance.now(),
+    stalled: false,
   };
   let lastStepMs = record.startedMs;
   while (record.consumedGroups.size + record.rejectedGroups < totalGroups) {

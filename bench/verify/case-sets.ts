@@ -52,7 +52,13 @@ export function loadIssue16Cases(which: 'tuned' | 'advance'): LabelledCase[] {
     const expected = row.expected as LabelledCase['expected'];
     return [
       { ...base, set: `i16-${which}`, expected, binary: expected === 'wrong' },
-      { ...base, set: `i16-${which}-mv`, expected: (row.mv ?? expected) as LabelledCase['expected'], binary: true, extraction: 'math-verify' as const },
+      {
+        ...base,
+        set: `i16-${which}-mv`,
+        expected: (row.mv ?? expected) as LabelledCase['expected'],
+        binary: true,
+        extraction: 'math-verify' as const,
+      },
     ];
   });
 }
@@ -109,7 +115,9 @@ export function loadMath500(dataDir: string): LabelledCase[] {
     const category = String(row.subject ?? 'math');
     const nearMiss = perturbLastDigit(String(row.answer));
     return [
-      ...(nearMiss === null ? [] : [{ set: 'math500-near-miss', category, gold: String(row.answer), pred: `\\boxed{${nearMiss}}`, expected: 'wrong' as const }]),
+      ...(nearMiss === null
+        ? []
+        : [{ set: 'math500-near-miss', category, gold: String(row.answer), pred: `\\boxed{${nearMiss}}`, expected: 'wrong' as const }]),
       { set: 'math500-own', category, gold: String(row.answer), pred: String(row.solution), expected: 'correct' as const },
       {
         set: 'math500-other',
@@ -134,7 +142,11 @@ function perturbLastDigit(written: string): string | null {
 
 // Deliberately cruder than the verifier: two gold answers written alike (`5` and `x = 5`).
 function sameWriting(a: string, b: string): boolean {
-  const plain = (s: string): string => s.replace(/\\text\{([^}]*)\}|\$/g, '$1').replace(/^\s*[a-z]\s*=/, '').replace(/\s+/g, '');
+  const plain = (s: string): string =>
+    s
+      .replace(/\\text\{([^}]*)\}|\$/g, '$1')
+      .replace(/^\s*[a-z]\s*=/, '')
+      .replace(/\s+/g, '');
   return plain(a) === plain(b);
 }
 

@@ -7,7 +7,11 @@ import { verifyCodeAnswer } from '../../src/code/verify-code.js';
 const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 const FIVE_TESTS: CodeTask = {
-  tests: { inputs: ['1 2\n', '-5 5\n', '1000000000 1000000000\n', '0 0\n', '-7 -8\n'], outputs: ['3\n', '0\n', '2000000000\n', '0\n', '-15\n'], fnName: '' },
+  tests: {
+    inputs: ['1 2\n', '-5 5\n', '1000000000 1000000000\n', '0 0\n', '-7 -8\n'],
+    outputs: ['3\n', '0\n', '2000000000\n', '0\n', '-15\n'],
+    fnName: '',
+  },
 };
 const CORRECT = '```python\na, b = map(int, input().split())\nprint(a + b)\n```';
 
@@ -34,7 +38,9 @@ export async function benchCode(sequential = 60, parallel = 120, only?: Isolatio
   const wrong = verdicts.filter((verdict) => verdict.status !== 'correct').length;
   console.log(`\ncode (${tool} sandbox, ${sandbox.config.concurrency} at once; a correct 5-test stdin answer):`);
   console.log(`  one at a time: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms (${sequential} checks)`);
-  console.log(`  pool full: ${(parallel / seconds).toFixed(1)} checks/s, ${(5 * parallel / seconds).toFixed(0)} test runs/s (${parallel} checks, ${wrong} not correct), load ${loadBefore} → ${load()}`);
+  console.log(
+    `  pool full: ${(parallel / seconds).toFixed(1)} checks/s, ${((5 * parallel) / seconds).toFixed(0)} test runs/s (${parallel} checks, ${wrong} not correct), load ${loadBefore} → ${load()}`,
+  );
 }
 
 const load = (): string => loadavg()[0]!.toFixed(1);

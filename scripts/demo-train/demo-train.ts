@@ -63,11 +63,16 @@ async function main(): Promise<number> {
   for (const dir of [models, stackDir]) await rm(dir, { recursive: true, force: true });
   await mkdir(stackDir, { recursive: true });
   await chmod(stackDir, 0o755); // the embedded Postgres runs as its own user when started as root
-  if (!process.env.TEMPORAL_CLI_PATH && existsSync(localTemporalCliPath(config.stateDir))) process.env.TEMPORAL_CLI_PATH = localTemporalCliPath(config.stateDir);
+  if (!process.env.TEMPORAL_CLI_PATH && existsSync(localTemporalCliPath(config.stateDir)))
+    process.env.TEMPORAL_CLI_PATH = localTemporalCliPath(config.stateDir);
 
   say('1/4 version 0: a new tiny Qwen3 (2 layers, the real Qwen3 vocabulary) and its warm-up on the answer format');
-  const prepared = (await track(runTrainer(['prepare', '--out', models, '--warmup-steps', flags['warmup-steps'], ...(flags.tied ? ['--tied'] : [])], {}))).at(-1)!;
-  say(`    warm-up: ${prepared.warmup_steps} steps, loss ${prepared.warmup_loss === null ? '-' : num(prepared.warmup_loss, 3)}, first-turn accuracy ${num(prepared.warmup_greedy_accuracy, 2)} greedy, ${num(prepared.warmup_sampled_accuracy, 2)} sampled`);
+  const prepared = (
+    await track(runTrainer(['prepare', '--out', models, '--warmup-steps', flags['warmup-steps'], ...(flags.tied ? ['--tied'] : [])], {}))
+  ).at(-1)!;
+  say(
+    `    warm-up: ${prepared.warmup_steps} steps, loss ${prepared.warmup_loss === null ? '-' : num(prepared.warmup_loss, 3)}, first-turn accuracy ${num(prepared.warmup_greedy_accuracy, 2)} greedy, ${num(prepared.warmup_sampled_accuracy, 2)} sampled`,
+  );
 
   say('2/4 a real vLLM (CPU, float32, processed logprobs) serving version 0');
   const vllm: RunningVllm = await startVllm({ model: path.join(models, 'v0000'), dtype: 'float32' });
@@ -75,59 +80,109 @@ async function main(): Promise<number> {
   say(`    vLLM ${vllm.url} (pid ${vllm.pid})`);
 
   say('3/4 the embedded stack: Temporal, Postgres, CPU and GPU workers, the admission controller, the Ratchet UI');
-  const runtime: LocalRuntime = await startLocalRuntime({
-    ...config, stateDir: stackDir, databaseUrl: undefined, temporal: { ...config.temporal, address: undefined },
-    ports: { temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort() },
-    // One GPU slot per sequence the vLLM batches (startVllm's --max-num-seqs).
-    policyUrl: vllm.url, policyBackend: 'vllm', gpuSlots: 8,
-  }, { problems: [], workers: true, headless: false });
+  const runtime: LocalRuntime = await startLocalRuntime(
+    {
+      ...config,
+      stateDir: stackDir,
+      databaseUrl: undefined,
+      temporal: { ...config.temporal, address: undefined },
+      ports: { temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort() },
+      // One GPU slot per sequence the vLLM batches (startVllm's --max-num-seqs).
+      policyUrl: vllm.url,
+      policyBackend: 'vllm',
+      gpuSlots: 8,
+    },
+    { problems: [], workers: true, headless: false },
+  );
   stops.push(() => runtime.stop());
   const tokenizer = await loadModelTokenizer(config.tokenizerDir);
   const temporal = { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl };
   // The usual UI port when it is free (a `ratchet dev` may hold it), else any.
   const ui = await startRatchetUi({ pool: runtime.pool, tokenizer, port: uiPort(), temporal })
     .catch(() => startRatchetUi({ pool: runtime.pool, tokenizer, port: 0, temporal }))
-    .catch((error: unknown) => { say(`    (no Ratchet UI: ${(error as Error).message})`); return undefined; });
+    .catch((error: unknown) => {
+      say(`    (no Ratchet UI: ${(error as Error).message})`);
+      return undefined;
+    });
   if (ui) stops.push(() => ui.close());
   const runId = `demo-train-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
-  say(`    run ${runId}${ui ? `: watch it at ${ui.url}/runs/${encodeURIComponent(runId)}` : ''}${runtime.stack.temporalUiUrl ? `, Temporal UI ${runtime.stack.temporalUiUrl}` : ''}`);
+  say(
+    `    run ${runId}${ui ? `: watch it at ${ui.url}/runs/${encodeURIComponent(runId)}` : ''}${runtime.stack.temporalUiUrl ? `, Temporal UI ${runtime.stack.temporalUiUrl}` : ''}`,
+  );
 
   say(`4/4 training: ${flags.steps} steps, η = ${flags.eta}, each publishing a version the GPU worker loads into vLLM mid-run`);
   const screenshots = ui && flags.screenshots ? new RunPageScreenshots(path.resolve(flags.screenshots), ui.url, runId) : undefined;
   if (screenshots) stops.push(() => screenshots.close());
   const midRun = Math.floor(Number(flags.steps) / 2);
-  const trainer = runTrainer([
-    'train', '--models', models, '--vllm-url', vllm.url, '--run', runId, '--steps', flags.steps, '--eta', flags.eta,
-    '--temperature', flags.temperature, '--metrics', path.join(work, `${runId}.jsonl`), '--chart', chart,
-  ], { TEMPORAL_ADDRESS: runtime.stack.temporalAddress, DATABASE_URL: runtime.stack.databaseUrl }, (event) => {
-    if (event.event === 'step') say(stepLine(event, Number(flags.steps)));
-    if (event.event === 'step' && Number(event.step) + 1 === midRun) void screenshots?.snap('run-page-mid-run');
-  });
+  const trainer = runTrainer(
+    [
+      'train',
+      '--models',
+      models,
+      '--vllm-url',
+      vllm.url,
+      '--run',
+      runId,
+      '--steps',
+      flags.steps,
+      '--eta',
+      flags.eta,
+      '--temperature',
+      flags.temperature,
+      '--metrics',
+      path.join(work, `${runId}.jsonl`),
+      '--chart',
+      chart,
+    ],
+    { TEMPORAL_ADDRESS: runtime.stack.temporalAddress, DATABASE_URL: runtime.stack.databaseUrl },
+    (event) => {
+      if (event.event === 'step') say(stepLine(event, Number(flags.steps)));
+      if (event.event === 'step' && Number(event.step) + 1 === midRun) void screenshots?.snap('run-page-mid-run');
+    },
+  );
   const events = await track(trainer);
   const done = events.at(-1)!;
   const rows = await checkRunRows(runtime.pool, tokenizer, runId);
   const ledger = await servedWeights(runtime.pool);
-  const proofs = { proven: ledger.filter((row) => row.verdict === 'proven').length, other: ledger.filter((row) => row.verdict !== 'proven'),
-    worst: Math.max(0, ...ledger.map((row) => row.meanAbsDelta ?? 0)) };
+  const proofs = {
+    proven: ledger.filter((row) => row.verdict === 'proven').length,
+    other: ledger.filter((row) => row.verdict !== 'proven'),
+    worst: Math.max(0, ...ledger.map((row) => row.meanAbsDelta ?? 0)),
+  };
   for (const row of proofs.other) say(`    version ${row.version} ${row.verdict} on ${row.server}: ${row.errorType ?? ''} ${row.error ?? ''}`);
   for (const failure of rows.failures) say(`    invalid row ${failure}`);
   if (screenshots) {
     const runPage = `/runs/${encodeURIComponent(runId)}`;
     const shots = [await screenshots.snap('run-page'), await screenshots.snap('run-page-trajectories', runPage, { from: '#filters', height: 1_100 })];
-    say(`    screenshots ${shots.filter(Boolean).map((file) => path.relative(ROOT, file!)).join(', ')}`);
+    say(
+      `    screenshots ${shots
+        .filter(Boolean)
+        .map((file) => path.relative(ROOT, file!))
+        .join(', ')}`,
+    );
   }
   say(`    chart ${path.relative(ROOT, chart)}; steps ${path.relative(ROOT, path.join(work, `${runId}.jsonl`))}`);
   if (flags['keep-up']) {
     say(`    --keep-up: everything stays up for the UI (${ui?.url ?? 'no UI'}); Ctrl-C to stop`);
-    await new Promise((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+    await new Promise((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
   }
   await stopAll();
   const minutes = (Date.now() - started) / 60_000;
-  say(`${summaryLine(done, rows, minutes)}; ${proofs.proven} versions proven on vLLM (probe mean |Δ| at most ${sci(proofs.worst)}), ${proofs.other.length} not`);
+  say(
+    `${summaryLine(done, rows, minutes)}; ${proofs.proven} versions proven on vLLM (probe mean |Δ| at most ${sci(proofs.worst)}), ${proofs.other.length} not`,
+  );
   // A tied model does not learn the task in 40 steps yet (examples/train/README.md): it is run for its proofs.
   const learned = flags.tied || Number(done.reward_last_fifth) - Number(done.reward_first_fifth) >= 0.2;
-  const met = learned && Number(done.reloaded) >= 20
-    && done.parity_within_bounds === true && rows.valid === rows.rows && minutes <= 20 && proofs.other.length === 0;
+  const met =
+    learned &&
+    Number(done.reloaded) >= 20 &&
+    done.parity_within_bounds === true &&
+    rows.valid === rows.rows &&
+    minutes <= 20 &&
+    proofs.other.length === 0;
   return met ? 0 : 1;
 }
 
@@ -139,17 +194,21 @@ async function track(run: TrainerRun): Promise<TrainerEvent[]> {
 
 function stepLine(e: TrainerEvent, steps: number): string {
   const turns = (e.reward_by_turn as number[]).map((r, t) => `t${t + 1} ${r.toFixed(2)}`).join(' ');
-  return `    step ${String(Number(e.step) + 1).padStart(2)}/${steps}  reward ${num(e.mean_reward, 2)} (${turns})  `
-    + `parity mean ${sci(e.parity_mean_abs)} p99 ${sci(e.parity_p99_abs)} over ${e.parity_tokens} tokens  `
-    + `lag ${num(e.version_lag_mean, 2)}/${e.version_lag_max} (η ${e.eta})  → v${e.policy_version}  ${num(e.step_seconds, 1)} s`;
+  return (
+    `    step ${String(Number(e.step) + 1).padStart(2)}/${steps}  reward ${num(e.mean_reward, 2)} (${turns})  ` +
+    `parity mean ${sci(e.parity_mean_abs)} p99 ${sci(e.parity_p99_abs)} over ${e.parity_tokens} tokens  ` +
+    `lag ${num(e.version_lag_mean, 2)}/${e.version_lag_max} (η ${e.eta})  → v${e.policy_version}  ${num(e.step_seconds, 1)} s`
+  );
 }
 
 function summaryLine(done: TrainerEvent, rows: { rows: number; valid: number; acrossVersions: number }, minutes: number): string {
-  return `demo:train: ${done.steps} steps, ${done.published} versions published, ${done.reloaded} reloaded by vLLM mid-run `
-    + `(${rows.acrossVersions} trajectories spanning versions); reward ${num(done.reward_first_fifth, 2)} → ${num(done.reward_last_fifth, 2)} `
-    + `(first → last fifth of steps); parity max over steps: mean |Δ| ${sci(done.parity_mean_abs_max)}, p99 ${sci(done.parity_p99_abs_max)} `
-    + `(bounds 0.02, 0.1: ${done.parity_within_bounds ? 'within' : 'OUTSIDE'}); version lag max ${done.version_lag_max} (η ${done.eta}); `
-    + `${rows.valid}/${rows.rows} rows pass the seed invariants; ${minutes.toFixed(1)} min`;
+  return (
+    `demo:train: ${done.steps} steps, ${done.published} versions published, ${done.reloaded} reloaded by vLLM mid-run ` +
+    `(${rows.acrossVersions} trajectories spanning versions); reward ${num(done.reward_first_fifth, 2)} → ${num(done.reward_last_fifth, 2)} ` +
+    `(first → last fifth of steps); parity max over steps: mean |Δ| ${sci(done.parity_mean_abs_max)}, p99 ${sci(done.parity_p99_abs_max)} ` +
+    `(bounds 0.02, 0.1: ${done.parity_within_bounds ? 'within' : 'OUTSIDE'}); version lag max ${done.version_lag_max} (η ${done.eta}); ` +
+    `${rows.valid}/${rows.rows} rows pass the seed invariants; ${minutes.toFixed(1)} min`
+  );
 }
 
 const num = (value: unknown, digits: number) => Number(value).toFixed(digits);
@@ -157,12 +216,16 @@ const sci = (value: unknown) => Number(value).toExponential(1);
 
 let stopping: Promise<void> | undefined;
 function stopAll(): Promise<void> {
-  stopping ??= (async () => { for (const stop of stops.reverse()) await stop().catch(() => undefined); })();
+  stopping ??= (async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  })();
   return stopping;
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => { if (!flags['keep-up']) void stopAll().then(() => process.exit(130)); });
+  process.once(signal, () => {
+    if (!flags['keep-up']) void stopAll().then(() => process.exit(130));
+  });
 }
 
 main().then(

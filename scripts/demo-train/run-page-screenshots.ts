@@ -11,13 +11,21 @@ import { launchChromium } from '../support/chromium.js';
 export class RunPageScreenshots {
   private browser?: Browser;
 
-  constructor(private readonly dir: string, private readonly uiUrl: string, private readonly runId: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly uiUrl: string,
+    private readonly runId: string,
+  ) {}
 
   /**
    * `from`: a selector the picture starts at (the page's top if left out); `height`: how much of the page it shows
    * (the run page of a long run is ten thousand pixels tall, too tall for a README).
    */
-  async snap(name: string, pagePath = `/runs/${encodeURIComponent(this.runId)}`, view: { from?: string; height?: number } = {}): Promise<string | undefined> {
+  async snap(
+    name: string,
+    pagePath = `/runs/${encodeURIComponent(this.runId)}`,
+    view: { from?: string; height?: number } = {},
+  ): Promise<string | undefined> {
     try {
       await mkdir(this.dir, { recursive: true });
       this.browser ??= await launchChromium();
@@ -29,8 +37,12 @@ export class RunPageScreenshots {
         await page.waitForSelector('.uplot canvas', { timeout: 15_000 }).catch(() => undefined);
         const file = path.join(this.dir, `${name}.png`);
         // These callbacks run in the page, where globalThis is its window (this file is compiled without the DOM's types).
-        const top = view.from ? await page.$eval(view.from, (el) => el.getBoundingClientRect().top + (globalThis as unknown as { scrollY: number }).scrollY) : 0;
-        const pageHeight = await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight);
+        const top = view.from
+          ? await page.$eval(view.from, (el) => el.getBoundingClientRect().top + (globalThis as unknown as { scrollY: number }).scrollY)
+          : 0;
+        const pageHeight = await page.evaluate(
+          () => (globalThis as unknown as { document: { documentElement: { scrollHeight: number } } }).document.documentElement.scrollHeight,
+        );
         const height = Math.min(view.height ?? 1_400, pageHeight - top);
         await page.screenshot({ path: file, clip: { x: 0, y: top, width: 1_400, height }, captureBeyondViewport: true });
         return file;

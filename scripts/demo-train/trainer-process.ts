@@ -26,22 +26,34 @@ export function runTrainer(args: string[], env: Record<string, string>, onEvent:
   const child: ChildProcess = spawn(VLLM_PYTHON, [TRAINER, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
-      ...process.env, ...env,
+      ...process.env,
+      ...env,
       PYTHONPATH: [process.env.PYTHONPATH, path.join(ROOT, 'python')].filter(Boolean).join(path.delimiter),
-      HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', TRANSFORMERS_VERBOSITY: 'error',
+      HF_HUB_OFFLINE: '1',
+      TRANSFORMERS_OFFLINE: '1',
+      PYTHONUNBUFFERED: '1',
+      PYTHONDONTWRITEBYTECODE: '1',
+      TRANSFORMERS_VERBOSITY: 'error',
     },
   });
   const events: TrainerEvent[] = [];
   const stderr: string[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     let event: TrainerEvent | undefined;
-    try { event = JSON.parse(line) as TrainerEvent; } catch { process.stdout.write(`trainer: ${line}\n`); }
+    try {
+      event = JSON.parse(line) as TrainerEvent;
+    } catch {
+      process.stdout.write(`trainer: ${line}\n`);
+    }
     if (event?.event) {
       events.push(event);
       onEvent(event);
     }
   });
-  createInterface({ input: child.stderr! }).on('line', (line) => { stderr.push(line); if (stderr.length > 60) stderr.shift(); });
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderr.push(line);
+    if (stderr.length > 60) stderr.shift();
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const done = exited.then((code) => {
     if (code !== 0) throw new Error(`trainer exited with ${code}:\n${stderr.join('\n')}`);

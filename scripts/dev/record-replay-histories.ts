@@ -31,27 +31,33 @@ interface RecordingWorkers {
 /** Each case runs trajectories and returns the histories to keep: file name → workflow id and run. */
 type Recording = (stack: SimulatedStack, name: string, workers: RecordingWorkers) => Promise<Record<string, { workflowId: string; runId?: string }>>;
 
-const plain = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
-  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
-  const { handle } = await submitTrajectory(stack.client, request!);
-  await handle.result().catch(() => undefined);
-  return { [name]: { workflowId: handle.workflowId } };
-};
+const plain =
+  (options: Partial<RolloutOptions>): Recording =>
+  async (stack, name) => {
+    const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
+    const { handle } = await submitTrajectory(stack.client, request!);
+    await handle.result().catch(() => undefined);
+    return { [name]: { workflowId: handle.workflowId } };
+  };
 
-const grouped = (options: Partial<RolloutOptions>): Recording => async (stack, name) => {
-  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-  const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
-  const groups = await client.submit(run, stack.problems.slice(3, 4), { samples: 1, rollout: options });
-  await client.wait(groups);
-  return { [name]: { workflowId: groups[0]!.trajectoryIds[0]! } };
-};
+const grouped =
+  (options: Partial<RolloutOptions>): Recording =>
+  async (stack, name) => {
+    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+    const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+    const groups = await client.submit(run, stack.problems.slice(3, 4), { samples: 1, rollout: options });
+    await client.wait(groups);
+    return { [name]: { workflowId: groups[0]!.trajectoryIds[0]! } };
+  };
 
 /** A group kept queued (one group at a time, no version published) until it has continued as new twice. */
 const continuedWhileQueued: Recording = async (stack, name) => {
   const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
   const run = { runId: `replay-${name}`, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
   const groups = await client.submit(run, stack.problems.slice(4, 6), {
-    samples: 1, rollout: { turns: 1 }, timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
+    samples: 1,
+    rollout: { turns: 1 },
+    timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
   });
   // The controller admits one of the two first (its choice); the other is the one to record.
   await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -87,7 +93,8 @@ const cancelledWhileQueued: Recording = async (stack, name) => {
 /** Started around every client check, as `temporal workflow start` would: a non-numeric timeout. */
 const invalidRequest: Recording = async (stack, name) => {
   const handle = await stack.client.workflow.start('trajectory', {
-    taskQueue: CPU_TASK_QUEUE, workflowId: `replay-${name}/q/0`,
+    taskQueue: CPU_TASK_QUEUE,
+    workflowId: `replay-${name}/q/0`,
     args: [{ trajectoryId: `replay-${name}/q/0`, qid: 'q', problem: 'What is 1+1?', gold: ['2'], timeouts: { generateHeartbeatSeconds: 'soon' } }],
   });
   await handle.result().catch(() => undefined);
@@ -100,12 +107,22 @@ const invalidGroupMember: Recording = async (stack, name) => {
   const groupId = `replay-${name}/q`;
   const [problem] = stack.problems;
   const member = (sample: number, turns: number) => ({
-    trajectoryId: `${groupId}/${sample}`, qid: 'q', problem: problem!.problem, gold: problem!.gold, options: { turns },
+    trajectoryId: `${groupId}/${sample}`,
+    qid: 'q',
+    problem: problem!.problem,
+    gold: problem!.gold,
+    options: { turns },
     group: { run, groupId, size: 2, sample },
   });
-  const handles = await Promise.all([member(0, 1), member(1, 0)].map((request) => stack.client.workflow.start('trajectory', {
-    taskQueue: CPU_TASK_QUEUE, workflowId: request.trajectoryId, args: [request],
-  })));
+  const handles = await Promise.all(
+    [member(0, 1), member(1, 0)].map((request) =>
+      stack.client.workflow.start('trajectory', {
+        taskQueue: CPU_TASK_QUEUE,
+        workflowId: request.trajectoryId,
+        args: [request],
+      }),
+    ),
+  );
   await Promise.all(handles.map((handle) => handle.result().catch(() => undefined)));
   return { [name]: { workflowId: handles[1]!.workflowId } };
 };
@@ -120,12 +137,14 @@ const codeTask: Recording = async (stack, name) => {
 };
 
 /** A trajectory in an environment of the CPU worker's own (math-python-tool: the simulated policy writes no code, so no tool call). */
-const inEnvironment = (environment: string, options: Partial<RolloutOptions>): Recording => async (stack, name) => {
-  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
-  const { handle } = await submitTrajectory(stack.client, { ...request!, environment });
-  await handle.result().catch(() => undefined);
-  return { [name]: { workflowId: handle.workflowId } };
-};
+const inEnvironment =
+  (environment: string, options: Partial<RolloutOptions>): Recording =>
+  async (stack, name) => {
+    const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, options);
+    const { handle } = await submitTrajectory(stack.client, { ...request!, environment });
+    await handle.result().catch(() => undefined);
+    return { [name]: { workflowId: handle.workflowId } };
+  };
 
 /**
  * An environment served on its own task queue, as Python's `ratchet-env serve` serves one: here a two-turn game
@@ -134,20 +153,37 @@ const inEnvironment = (environment: string, options: Partial<RolloutOptions>): R
 const remoteEnvironment: Recording = async (stack, name) => {
   const connection = await NativeConnection.connect({ address: stack.temporalAddress });
   const worker = await Worker.create({
-    connection, taskQueue: environmentTaskQueue('replay-game'),
+    connection,
+    taskQueue: environmentTaskQueue('replay-game'),
     activities: {
       environmentReset: async () => ({ messages: [{ role: 'user', content: 'Say a number from 1 to 3.' }], state: { guesses: 0 } }),
       environmentStep: async (input: { turn: number; state: { guesses: number } }) => ({
-        observations: [{ role: 'tool', content: input.turn === 0 ? 'too low' : 'correct' }], reward: input.turn === 0 ? 0 : 1, success: input.turn > 0,
-        done: input.turn > 0, verdict: input.turn === 0 ? 'too_low' : 'correct', info: { guess: input.turn }, state: { guesses: input.state.guesses + 1 },
+        observations: [{ role: 'tool', content: input.turn === 0 ? 'too low' : 'correct' }],
+        reward: input.turn === 0 ? 0 : 1,
+        success: input.turn > 0,
+        done: input.turn > 0,
+        verdict: input.turn === 0 ? 'too_low' : 'correct',
+        info: { guess: input.turn },
+        state: { guesses: input.state.guesses + 1 },
       }),
     },
   });
   const running = worker.run();
   try {
     const handle = await stack.client.workflow.start('trajectory', {
-      taskQueue: CPU_TASK_QUEUE, workflowId: `replay-${name}/q/0`,
-      args: [{ trajectoryId: `replay-${name}/q/0`, qid: 'q', problem: 'Guess the number.', gold: [], environment: 'replay-game', environmentArgs: { high: 3 }, options: { turns: 3 } }],
+      taskQueue: CPU_TASK_QUEUE,
+      workflowId: `replay-${name}/q/0`,
+      args: [
+        {
+          trajectoryId: `replay-${name}/q/0`,
+          qid: 'q',
+          problem: 'Guess the number.',
+          gold: [],
+          environment: 'replay-game',
+          environmentArgs: { high: 3 },
+          options: { turns: 3 },
+        },
+      ],
     });
     await handle.result().catch(() => undefined);
     return { [name]: { workflowId: handle.workflowId } };
@@ -248,14 +284,26 @@ if (pending.length > 0) {
       stopGpu = await stack.startWorkers({ cpu: false, ...(backendUrl ? { backend: createBackend('sglang', backendUrl) } : {}) });
     },
     stopCpu: () => stopCpu(),
-    startCpu: async () => { stopCpu = await stack.startWorkers({ gpu: false }); },
+    startCpu: async () => {
+      stopCpu = await stack.startWorkers({ gpu: false });
+    },
   };
   const stopController = await stack.startController();
   try {
     for (const name of pending) {
       for (const [file, { workflowId, runId }] of Object.entries(await cases[name]!(stack, name, workers))) {
         // The CLI writes the proto3 JSON that Worker.runReplayHistories reads.
-        const args = ['workflow', 'show', '--address', stack.temporalAddress, '--workflow-id', workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json'];
+        const args = [
+          'workflow',
+          'show',
+          '--address',
+          stack.temporalAddress,
+          '--workflow-id',
+          workflowId,
+          ...(runId ? ['--run-id', runId] : []),
+          '--output',
+          'json',
+        ];
         const { stdout } = await promisify(execFile)(localTemporalCliPath(path.resolve('.ratchet')), args, { maxBuffer: 64 << 20 });
         await writeFile(path.join(out, `${file}.json`), stdout, { flag: 'wx' });
         console.log(`recorded ${file}: ${stdout.length} bytes`);

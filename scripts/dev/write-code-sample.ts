@@ -34,14 +34,22 @@ async function main(): Promise<void> {
   for (const problem of [...STDIN_PROBLEMS, ...LEETCODE_PROBLEMS]) {
     const outputs = await expectedOutputs(sandbox, problem);
     rows.push({
-      task: 'code', query_id: `code-sample/${problem.id}`, prompt: withStarter(problem), solutions: [problem.solution],
-      input_output: JSON.stringify({ inputs: problem.inputs, outputs, fn_name: problem.fnName ?? '' }), timeout: 6, memory: 256,
+      task: 'code',
+      query_id: `code-sample/${problem.id}`,
+      prompt: withStarter(problem),
+      solutions: [problem.solution],
+      input_output: JSON.stringify({ inputs: problem.inputs, outputs, fn_name: problem.fnName ?? '' }),
+      timeout: 6,
+      memory: 256,
     });
   }
   const jsonl = (lines: unknown[]): string => `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`;
   writeFileSync(dataFile('code-sample.jsonl'), jsonl(rows));
   // Ten math rows of the math sample, each followed by a code row (stdin and LeetCode alike).
-  const math = readFileSync(dataFile('sample.jsonl'), 'utf8').split('\n').filter((line) => line.trim() !== '').slice(0, 10);
+  const math = readFileSync(dataFile('sample.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, 10);
   const code = [...rows.slice(0, 6), ...rows.slice(STDIN_PROBLEMS.length, STDIN_PROBLEMS.length + 4)];
   writeFileSync(dataFile('mixed-sample.jsonl'), `${math.flatMap((line, i) => [line, JSON.stringify(code[i])]).join('\n')}\n`);
   console.log(`wrote ${rows.length} code rows (${STDIN_PROBLEMS.length} stdin, ${LEETCODE_PROBLEMS.length} LeetCode) and 20 mixed rows`);

@@ -5,7 +5,8 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 export function chromiumPath(): string {
   const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => Boolean(p));
   const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`no chromium at ${candidates.join(', ')}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`);
+  if (!found)
+    throw new Error(`no chromium at ${candidates.join(', ')}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`);
   return found;
 }
 

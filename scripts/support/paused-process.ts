@@ -30,7 +30,7 @@ export async function descendantsOf(pid: number): Promise<number[]> {
  */
 export async function pauseProcessTree(pid: number): Promise<number[]> {
   signal(pid, 'SIGSTOP');
-  const pids = [pid, ...await descendantsOf(pid)];
+  const pids = [pid, ...(await descendantsOf(pid))];
   for (const child of pids.slice(1)) signal(child, 'SIGSTOP');
   return pids;
 }

@@ -21,8 +21,12 @@ export function startRatchet(args: string[], env: NodeJS.ProcessEnv): RatchetPro
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-8000); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-8000);
+  });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   return { child, stdout: () => stdout, stderr: () => stderr, exited };
 }
@@ -35,8 +39,11 @@ export async function stopRatchets(processes: readonly RatchetProcess[], graceMs
 /** Waits until Temporal lists the process (`pid@host`, the SDK's default identity) as a poller of its queue. */
 export async function waitUntilPolling(client: Client, child: ChildProcess, kind: 'cpu' | 'gpu', timeoutMs = 120_000): Promise<void> {
   await untilPolling(client, child.pid!, kind, {
-    timeoutMs, intervalMs: 200,
-    abortIf: () => { if (exited(child)) throw new Error(`${kind} worker pid ${child.pid} exited before polling`); },
+    timeoutMs,
+    intervalMs: 200,
+    abortIf: () => {
+      if (exited(child)) throw new Error(`${kind} worker pid ${child.pid} exited before polling`);
+    },
   });
 }
 

@@ -13,7 +13,8 @@ export function expectSeedInvariants(row: ExportedTrajectory, tokenizer: ModelTo
   const turns = row.seqlens.length;
   expect(row.layout).toBe('seed');
   expect(row.prompt_lens).toHaveLength(turns);
-  for (const perTurn of [row.seq_no_eos_mask, row.version_start, row.version_end, row.rewards, row.successes, row.raw_rewards]) expect(perTurn).toHaveLength(turns);
+  for (const perTurn of [row.seq_no_eos_mask, row.version_start, row.version_end, row.rewards, row.successes, row.raw_rewards])
+    expect(perTurn).toHaveLength(turns);
   const total = row.seqlens.reduce((a, b) => a + b, 0);
   expect(row.packed_input_ids).toHaveLength(total);
   expect(row.prompt_mask).toHaveLength(total);

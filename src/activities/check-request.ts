@@ -1,7 +1,13 @@
 import { Context } from '@temporalio/activity';
 // The proto package is CommonJS: under plain Node its named exports are not found (vitest alone would hide that).
 import proto from '@temporalio/proto';
-import { environmentNameOf, environmentSeed, environmentTaskQueue, unknownEnvironment, type EnvironmentSet } from '../environments/environment-set.js';
+import {
+  environmentNameOf,
+  environmentSeed,
+  environmentTaskQueue,
+  unknownEnvironment,
+  type EnvironmentSet,
+} from '../environments/environment-set.js';
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { resolveTrajectoryTimeouts, type ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
@@ -29,7 +35,8 @@ export interface EnvironmentPlacement {
   unserved?: string;
 }
 
-export type CheckedRequest = { options: RolloutOptions; timeouts: ResolvedTrajectoryTimeouts; page?: string; environment?: EnvironmentPlacement } | { invalid: string };
+export type CheckedRequest =
+  { options: RolloutOptions; timeouts: ResolvedTrajectoryTimeouts; page?: string; environment?: EnvironmentPlacement } | { invalid: string };
 
 /**
  * Checks a trajectory request against its schema and resolves its options and timeouts. The workflow runs it as
@@ -60,7 +67,8 @@ async function unservedReason(name: string, taskQueue: string, environments: Env
     return undefined;
   }
   const { pollers } = await context.client.workflowService.describeTaskQueue({
-    namespace: context.info.workflowNamespace, taskQueue: { name: taskQueue },
+    namespace: context.info.workflowNamespace,
+    taskQueue: { name: taskQueue },
     taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
   });
   return (pollers?.length ?? 0) > 0 ? undefined : unknownEnvironment(name, environments).message;
@@ -78,8 +86,15 @@ function checkedRequest(input: CheckRequestInput, uiUrl: string | undefined, env
     const name = environmentNameOf(request);
     const seed = environmentSeed(request.trajectoryId);
     const local = environments.get(name);
-    const environment = local ? { name, seed, ...(local.slowSteps ? { slowSteps: true } : {}) } : { name, taskQueue: environmentTaskQueue(name), seed };
-    return { options: resolveRolloutOptions(request.options), timeouts: resolveTrajectoryTimeouts(request.timeouts), ...(page ? { page } : {}), environment };
+    const environment = local
+      ? { name, seed, ...(local.slowSteps ? { slowSteps: true } : {}) }
+      : { name, taskQueue: environmentTaskQueue(name), seed };
+    return {
+      options: resolveRolloutOptions(request.options),
+      timeouts: resolveTrajectoryTimeouts(request.timeouts),
+      ...(page ? { page } : {}),
+      environment,
+    };
   } catch (error) {
     return { invalid: (error as Error).message };
   }

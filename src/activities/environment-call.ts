@@ -20,17 +20,26 @@ export async function boundedEnvironmentCall<T>(what: string, bounds: Environmen
   const of = `attempt ${attempt} of ${bounds.attempts}`;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new EnvironmentFailure(
-      `${what} did not answer within ${bounds.seconds} s (${of}; environmentStepSeconds)`, 'infrastructure',
-      { failureType: FailureType.EnvironmentTimeout, retryable: !last },
-    )), bounds.seconds * 1000);
+    timer = setTimeout(
+      () =>
+        reject(
+          new EnvironmentFailure(`${what} did not answer within ${bounds.seconds} s (${of}; environmentStepSeconds)`, 'infrastructure', {
+            failureType: FailureType.EnvironmentTimeout,
+            retryable: !last,
+          }),
+        ),
+      bounds.seconds * 1000,
+    );
   });
   try {
     return await Promise.race([call(), deadline]);
   } catch (error) {
     if (error instanceof EnvironmentFailure) {
       if (!error.retryable || !last) throw error;
-      throw new EnvironmentFailure(`${error.message} (${of}: not retried again)`, error.failureClass, { failureType: error.failureType, retryable: false });
+      throw new EnvironmentFailure(`${error.message} (${of}: not retried again)`, error.failureClass, {
+        failureType: error.failureType,
+        retryable: false,
+      });
     }
     const cause = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     throw new EnvironmentFailure(`${what} threw ${cause} (${of}${last ? ': not retried again' : ''})`, 'infrastructure', { retryable: !last });

@@ -10,7 +10,13 @@ import { observationRenderer, type ObservationRenderer } from '../tokens/feedbac
 import { feedbackText } from '../tokens/math-prompt.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { verdictSucceeded } from '../trajectory/turn.js';
-import { ContextMismatch, loadTurnForJudging, saveVerdictAndFeedback, type EnvironmentStepRecord, type StoredJudgement } from '../store/write/turn-store.js';
+import {
+  ContextMismatch,
+  loadTurnForJudging,
+  saveVerdictAndFeedback,
+  type EnvironmentStepRecord,
+  type StoredJudgement,
+} from '../store/write/turn-store.js';
 import { loadStoredOutcome } from '../store/write/stored-outcome.js';
 import type { FinishReason } from '../trajectory/turn.js';
 import type { AnswerExtraction } from '../verifier/index.js';
@@ -76,10 +82,19 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
       const step = await takeStep(environments, input, answerText, turn.outputIds);
       const feedback = render(step.observations, input.outputHadEos);
       const record: EnvironmentStepRecord = {
-        observations: step.observations, reward: step.reward, success: step.success, done: step.done, info: step.info ?? {},
+        observations: step.observations,
+        reward: step.reward,
+        success: step.success,
+        done: step.done,
+        info: step.info ?? {},
         ...(step.state === undefined ? {} : { state: step.state }),
       };
-      const verdict = { answerText, extracted: step.predicted ?? null, status: step.verdict, ...(step.detail === undefined ? {} : { detail: step.detail }) };
+      const verdict = {
+        answerText,
+        extracted: step.predicted ?? null,
+        status: step.verdict,
+        ...(step.detail === undefined ? {} : { detail: step.detail }),
+      };
       const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, verdict, feedback, record);
       // Stored meanwhile by a run that went ahead (this one was stalled): the stored row has the answer.
       if (!kept) return storedStep(pool, input, render);
@@ -94,9 +109,15 @@ async function takeStep(environments: EnvironmentSet, input: EnvironmentStepInpu
   const environment = environments.get(name);
   if (!environment) throw unknownEnvironment(name, environments);
   const action = {
-    turn: input.turn, text, tokenIds, finishReason: input.finishReason ?? (input.outputHadEos ? 'stop' : 'length'), attempt: Context.current().info.attempt,
+    turn: input.turn,
+    text,
+    tokenIds,
+    finishReason: input.finishReason ?? (input.outputHadEos ? 'stop' : 'length'),
+    attempt: Context.current().info.attempt,
   } as const;
-  const answer = await boundedEnvironmentCall(`${name} step of turn ${input.turn}`, input.bounds, () => environment.step(environmentTask(input), action, input.state));
+  const answer = await boundedEnvironmentCall(`${name} step of turn ${input.turn}`, input.bounds, () =>
+    environment.step(environmentTask(input), action, input.state),
+  );
   return checkStepResult(answer, `${name} step`);
 }
 
@@ -126,11 +147,23 @@ async function storedStep(pool: pg.Pool, input: EnvironmentStepInput, render: Ob
  * Turns judged before environments kept no step: their observation was the seed's feedback, their reward ±1. The
  * success is the environment's own (release 6 keeps it with the step); steps kept before that succeeded by their verdict.
  */
-function resultOf(status: string, predicted: string | null, answerText: string, feedbackLen: number, step: EnvironmentStepRecord | undefined): EnvironmentStepResult {
+function resultOf(
+  status: string,
+  predicted: string | null,
+  answerText: string,
+  feedbackLen: number,
+  step: EnvironmentStepRecord | undefined,
+): EnvironmentStepResult {
   const success = step?.success ?? verdictSucceeded(status);
   return {
-    status, success, predicted, answerTail: answerText.slice(-400), feedbackLen,
-    reward: step?.reward ?? (success ? 1 : -1), done: step?.done ?? false, ...(step?.state === undefined ? {} : { state: step.state as JsonValue }),
+    status,
+    success,
+    predicted,
+    answerTail: answerText.slice(-400),
+    feedbackLen,
+    reward: step?.reward ?? (success ? 1 : -1),
+    done: step?.done ?? false,
+    ...(step?.state === undefined ? {} : { state: step.state as JsonValue }),
   };
 }
 

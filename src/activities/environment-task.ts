@@ -16,7 +16,13 @@ export interface EnvironmentTaskInput {
 
 export function environmentTask(input: Partial<EnvironmentTaskInput> & { trajectoryId: string; gold: string[] }): EnvironmentTask {
   return {
-    trajectoryId: input.trajectoryId, qid: input.qid ?? '', problem: input.problem ?? '', gold: input.gold, seed: environmentSeed(input.trajectoryId),
-    ...(input.code ? { code: input.code } : {}), ...(input.args ? { args: input.args } : {}), ...(input.extraction ? { answerExtraction: input.extraction } : {}),
+    trajectoryId: input.trajectoryId,
+    qid: input.qid ?? '',
+    problem: input.problem ?? '',
+    gold: input.gold,
+    seed: environmentSeed(input.trajectoryId),
+    ...(input.code ? { code: input.code } : {}),
+    ...(input.args ? { args: input.args } : {}),
+    ...(input.extraction ? { answerExtraction: input.extraction } : {}),
   };
 }

@@ -18,7 +18,9 @@ export function classifyFailure(error: unknown): unknown {
   if (error instanceof ApplicationFailure) return error;
   // What the environment says of its own step, with the type and retry it names.
   if (error instanceof EnvironmentFailure) {
-    return error.retryable ? ApplicationFailure.retryable(error.message, error.failureType) : ApplicationFailure.nonRetryable(error.message, error.failureType);
+    return error.retryable
+      ? ApplicationFailure.retryable(error.message, error.failureType)
+      : ApplicationFailure.nonRetryable(error.message, error.failureType);
   }
   // A sandbox that could not run at all is ours: retried, never scored.
   if (error instanceof SandboxFailure) return ApplicationFailure.retryable(`sandbox failed: ${error.message}`, FailureType.SandboxFailure);
@@ -33,7 +35,10 @@ export function classifyFailure(error: unknown): unknown {
   if (error instanceof PolicyProtocolError) return ApplicationFailure.retryable(error.message, FailureType.PolicyProtocolError);
   // The store proxy retries without a maximum: right for a lost connection, never for a rejected statement.
   if (isPermanentDatabaseError(error)) {
-    return ApplicationFailure.nonRetryable(`Postgres rejected the statement (SQLSTATE ${sqlState(error)}): ${(error as Error).message}`, FailureType.DatabaseRejected);
+    return ApplicationFailure.nonRetryable(
+      `Postgres rejected the statement (SQLSTATE ${sqlState(error)}): ${(error as Error).message}`,
+      FailureType.DatabaseRejected,
+    );
   }
   if (error instanceof DatabaseUnavailable || isTransientDatabaseError(error)) {
     return ApplicationFailure.retryable((error as Error).message, FailureType.DatabaseUnavailable);

@@ -61,8 +61,12 @@ export interface GenerateResult {
  * continues from the last checkpoint instead of starting over, and no heartbeat grows with the turn.
  */
 export function generateActivity(
-  pool: pg.Pool, backend: InferenceBackend, currentVersion: ServedVersion, heartbeatIntervalMs: number,
-  servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED), affinityQueue?: string,
+  pool: pg.Pool,
+  backend: InferenceBackend,
+  currentVersion: ServedVersion,
+  heartbeatIntervalMs: number,
+  servedLogprobs: () => Promise<ServedLogprobs> = () => Promise.resolve(UNPROBED),
+  affinityQueue?: string,
 ) {
   // What the turn's row names as its server (the run page's "on the previous server" compares them).
   const deps = { pool, backend, currentVersion, heartbeatIntervalMs, servedLogprobs, servedBy: affinityQueue ?? backend.url };
@@ -72,7 +76,7 @@ export function generateActivity(
     const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: (input.attemptBase ?? 0) + context.info.attempt };
     return classified(async () => {
       try {
-        return { ...await generateTurn(deps, input, context, key), ...answeredHere };
+        return { ...(await generateTurn(deps, input, context, key)), ...answeredHere };
       } catch (error) {
         // No prompt to read or no checkpoint to claim: the trajectory may have been stored meanwhile (this attempt
         // is stale: its worker stalled), and then the stored turn is the answer (src/workflows/RE-RUNS.md).
@@ -113,7 +117,10 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
       await dropTurnCheckpoint(pool, key);
       processMetrics.checkpointResumes.inc();
       return {
-        outputLen: stored.outputLen, finishReason: stored.finishReason, versionStart: stored.versionStart, versionEnd: stored.versionEnd,
+        outputLen: stored.outputLen,
+        finishReason: stored.finishReason,
+        versionStart: stored.versionStart,
+        versionEnd: stored.versionEnd,
         resumedTokens: stored.outputLen,
       };
     }
@@ -125,7 +132,10 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
   if (resumed.ids.length > 0) processMetrics.checkpointResumes.inc();
   const inputIds = await loadContext(pool, input.trajectoryId, input.turn);
   if (inputIds.length !== input.contextLen) {
-    throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`, FailureType.ContextMismatch);
+    throw ApplicationFailure.nonRetryable(
+      `trajectory ${input.trajectoryId} turn ${input.turn}: stored context has ${inputIds.length} tokens, workflow expects ${input.contextLen}`,
+      FailureType.ContextMismatch,
+    );
   }
   const budget = Math.min(input.maxNewTokens, (await backend.contextWindow()) - inputIds.length);
   const version = await currentVersion();
@@ -134,25 +144,48 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
     return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
   }
   const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
-  const { output, finishReason, cachedTokens } = await superseded(generateResumable(backend, {
-    context: inputIds, maxNewTokens: budget, sampling,
-    requestId: `${input.trajectoryId}/${input.turn}/${key.attempt}`, signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
-  }, resumed, currentVersion, counted(resumed.ids.length, onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)))).catch(async (error: unknown) => {
-    // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
-    await checkpoint.settle().catch(() => undefined);
-    throw checkpoint.stopped ?? error;
-  }));
+  const { output, finishReason, cachedTokens } = await superseded(
+    generateResumable(
+      backend,
+      {
+        context: inputIds,
+        maxNewTokens: budget,
+        sampling,
+        requestId: `${input.trajectoryId}/${input.turn}/${key.attempt}`,
+        signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
+      },
+      resumed,
+      currentVersion,
+      counted(
+        resumed.ids.length,
+        onSchedule(context, heartbeatIntervalMs, (partial) => checkpoint.offer(partial)),
+      ),
+    ).catch(async (error: unknown) => {
+      // No checkpoint write (nor its heartbeat) may outlive the attempt; one that stopped it is the reason.
+      await checkpoint.settle().catch(() => undefined);
+      throw checkpoint.stopped ?? error;
+    }),
+  );
   // A write still in flight must land (or tell us we were superseded) before the output replaces it.
   await superseded(checkpoint.settle());
   const result = {
-    outputLen: output.ids.length, finishReason,
-    versionStart: output.versions[0] ?? version, versionEnd: output.versions[output.versions.length - 1] ?? version,
+    outputLen: output.ids.length,
+    finishReason,
+    versionStart: output.versions[0] ?? version,
+    versionEnd: output.versions[output.versions.length - 1] ?? version,
     resumedTokens: resumed.ids.length,
   };
   await saveTurnOutput(pool, {
-    trajectoryId: input.trajectoryId, turn: input.turn, attempt: key.attempt, contextLen: inputIds.length,
-    outputIds: output.ids, outputLogprobs: output.logprobs, outputVersions: output.versions, ...result,
-    servedBy: deps.servedBy, ...(cachedTokens === undefined ? {} : { cachedTokens }),
+    trajectoryId: input.trajectoryId,
+    turn: input.turn,
+    attempt: key.attempt,
+    contextLen: inputIds.length,
+    outputIds: output.ids,
+    outputLogprobs: output.logprobs,
+    outputVersions: output.versions,
+    ...result,
+    servedBy: deps.servedBy,
+    ...(cachedTokens === undefined ? {} : { cachedTokens }),
   });
   if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);
   return result;
@@ -164,7 +197,10 @@ async function storedGeneration(pool: pg.Pool, input: GenerateInput): Promise<Ge
   if (!stored) return undefined;
   if (stored.status === 'failed') throw storedAsFailed(input.trajectoryId, `generate turn ${input.turn}`);
   if (stored.turn?.contextLen !== input.contextLen) {
-    throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId} is stored without a turn ${input.turn} of context ${input.contextLen}`, FailureType.ContextMismatch);
+    throw ApplicationFailure.nonRetryable(
+      `trajectory ${input.trajectoryId} is stored without a turn ${input.turn} of context ${input.contextLen}`,
+      FailureType.ContextMismatch,
+    );
   }
   const { outputLen, noEos, versionStart, versionEnd } = stored.turn;
   return { outputLen, finishReason: noEos ? 'length' : 'stop', versionStart, versionEnd, resumedTokens: outputLen };

@@ -22,7 +22,11 @@ import { tokenizePromptActivity } from './tokenize-prompt.js';
  * release 2, until the drop list (src/workflows/releases/drop-list.ts) says they can go.
  */
 export function createCpuActivities(deps: {
-  pool: pg.Pool; tokenizer: ModelTokenizer; verifier: VerifierPool; sandbox: CodeSandboxPool; uiUrl?: string;
+  pool: pg.Pool;
+  tokenizer: ModelTokenizer;
+  verifier: VerifierPool;
+  sandbox: CodeSandboxPool;
+  uiUrl?: string;
   /** The user's own environments, beside the built-in ones. */
   environments?: readonly Environment[];
 }) {
@@ -41,11 +45,17 @@ export function createCpuActivities(deps: {
 
 /** Activities of the GPU worker: generation only, on its own task queue. */
 export function createGpuActivities(deps: {
-  pool: pg.Pool; backend: InferenceBackend; currentVersion: ServedVersion; heartbeatIntervalMs: number; servedLogprobs?: () => Promise<ServedLogprobs>;
+  pool: pg.Pool;
+  backend: InferenceBackend;
+  currentVersion: ServedVersion;
+  heartbeatIntervalMs: number;
+  servedLogprobs?: () => Promise<ServedLogprobs>;
   /** The worker's own task queue, reported with each turn so the trajectory's next turn asks for it. */
   affinityQueue?: string;
 }) {
-  return { generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs, deps.servedLogprobs, deps.affinityQueue) };
+  return {
+    generate: generateActivity(deps.pool, deps.backend, deps.currentVersion, deps.heartbeatIntervalMs, deps.servedLogprobs, deps.affinityQueue),
+  };
 }
 
 export type CpuActivities = ReturnType<typeof createCpuActivities>;

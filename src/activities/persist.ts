@@ -36,11 +36,22 @@ export function persistTrajectoryActivity(pool: pg.Pool) {
       if (stored.length === 0 && promptIds.length === 0) return alreadyStored(pool, input.trajectoryId);
       const mismatch = input.turns.find((turn, t) => stored[t]?.contextLen !== turn.contextLen || stored[t]?.outputIds.length !== turn.outputLen);
       if (stored.length !== input.turns.length || mismatch) {
-        throw ApplicationFailure.nonRetryable(`trajectory ${input.trajectoryId}: stored turns disagree with the workflow's record (turn ${mismatch?.turn ?? stored.length})`, FailureType.MalformedTrajectory);
+        throw ApplicationFailure.nonRetryable(
+          `trajectory ${input.trajectoryId}: stored turns disagree with the workflow's record (turn ${mismatch?.turn ?? stored.length})`,
+          FailureType.MalformedTrajectory,
+        );
       }
-      const packed = packTrajectory(promptIds, stored.map((turn, t) => ({
-        outputIds: turn.outputIds, outputLogprobs: turn.outputLogprobs, outputVersions: turn.outputVersions, feedbackIds: turn.feedbackIds, noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
-      })), input.layout);
+      const packed = packTrajectory(
+        promptIds,
+        stored.map((turn, t) => ({
+          outputIds: turn.outputIds,
+          outputLogprobs: turn.outputLogprobs,
+          outputVersions: turn.outputVersions,
+          feedbackIds: turn.feedbackIds,
+          noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
+        })),
+        input.layout,
+      );
       const endReason = input.endReason ?? 'turns';
       if (await storeCompletedTrajectory(pool, { ...input, endReason, promptIds, packed, texts: stored })) return { stored: true };
       return alreadyStored(pool, input.trajectoryId);
@@ -53,7 +64,10 @@ async function alreadyStored(pool: pg.Pool, trajectoryId: string): Promise<{ sto
   const outcome = await loadStoredOutcome(pool, trajectoryId);
   if (outcome?.status === 'completed') return { stored: false };
   if (outcome?.status === 'failed') throw storedAsFailed(trajectoryId, 'persist');
-  throw ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} has neither working rows nor a stored row: nothing to persist`, FailureType.MalformedTrajectory);
+  throw ApplicationFailure.nonRetryable(
+    `trajectory ${trajectoryId} has neither working rows nor a stored row: nothing to persist`,
+    FailureType.MalformedTrajectory,
+  );
 }
 
 export interface PersistFailureInput extends TrajectoryIdentity {
@@ -91,7 +105,12 @@ export function persistFailureActivity(pool: pg.Pool) {
       if (await storeFailedTrajectory(pool, input, failure, turns, memberGroup(input.trajectoryId, input.unjoinedGroup))) return { stored: true };
       const existing = await loadStoredOutcome(pool, input.trajectoryId);
       if (existing?.status !== 'failed') return { stored: false, ...(existing ? { existing: existing.status } : {}) };
-      return { stored: false, existing: 'failed', ...(existing.failureType ? { failureType: existing.failureType } : {}), ...(existing.failureClass ? { failureClass: existing.failureClass } : {}) };
+      return {
+        stored: false,
+        existing: 'failed',
+        ...(existing.failureType ? { failureType: existing.failureType } : {}),
+        ...(existing.failureClass ? { failureClass: existing.failureClass } : {}),
+      };
     });
   };
 }

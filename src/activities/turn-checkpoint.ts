@@ -8,7 +8,11 @@ import { readHeartbeat } from './partial-output.js';
  * a retry claims the checkpoint (fencing off the attempt it replaces, which may still be running) and resumes
  * from what it holds, or from the tokens an earlier release's heartbeat carried.
  */
-export async function resumeTurn(pool: pg.Pool, key: TurnCheckpointKey, heartbeatDetails: unknown): Promise<{ resumed: PartialOutput; claimed: boolean }> {
+export async function resumeTurn(
+  pool: pg.Pool,
+  key: TurnCheckpointKey,
+  heartbeatDetails: unknown,
+): Promise<{ resumed: PartialOutput; claimed: boolean }> {
   if (key.attempt <= 1 && heartbeatDetails === undefined) return { resumed: { ids: [], logprobs: [], versions: [] }, claimed: false };
   return { resumed: await claimTurnCheckpoint(pool, key, readHeartbeat(heartbeatDetails).carried), claimed: true };
 }
@@ -30,8 +34,10 @@ export class TurnCheckpointWriter {
   bytesWritten = 0;
 
   constructor(
-    private readonly pool: pg.Pool, private readonly key: TurnCheckpointKey,
-    private committed: number, private readonly onCommitted: (tokens: number) => void,
+    private readonly pool: pg.Pool,
+    private readonly key: TurnCheckpointKey,
+    private committed: number,
+    private readonly onCommitted: (tokens: number) => void,
   ) {}
 
   get signal(): AbortSignal {
@@ -46,7 +52,9 @@ export class TurnCheckpointWriter {
       this.again = true;
       return;
     }
-    this.writing = this.writeUntilCaughtUp().finally(() => { this.writing = undefined; });
+    this.writing = this.writeUntilCaughtUp().finally(() => {
+      this.writing = undefined;
+    });
   }
 
   /** Waits for the write in flight; throws what stopped the checkpoint, if anything did. */
@@ -67,7 +75,11 @@ export class TurnCheckpointWriter {
         const output = this.output!;
         const upto = output.ids.length;
         if (upto <= this.committed) continue;
-        const piece = { ids: output.ids.slice(this.committed, upto), logprobs: output.logprobs.slice(this.committed, upto), versions: output.versions.slice(this.committed, upto) };
+        const piece = {
+          ids: output.ids.slice(this.committed, upto),
+          logprobs: output.logprobs.slice(this.committed, upto),
+          versions: output.versions.slice(this.committed, upto),
+        };
         if (!(await appendTurnCheckpoint(this.pool, this.key, this.committed, piece))) throw new CheckpointSuperseded(this.key);
         this.writes += 1;
         this.bytesWritten += piece.ids.length * 12;

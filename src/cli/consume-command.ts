@@ -23,7 +23,11 @@ export function consumeCommand(): Command {
     .description('claim the oldest finished groups of a run as one batch and write it; acknowledge it with `ratchet ack`')
     .requiredOption('--run <id>', 'the training run')
     .requiredOption('--batch-size <groups>', 'groups in the batch', positiveInt)
-    .addOption(new Option('--format <format>', 'jsonl, or Arrow IPC file / Parquet with packed int32/float32 columns').choices(['jsonl', 'arrow', 'parquet']).default('jsonl'))
+    .addOption(
+      new Option('--format <format>', 'jsonl, or Arrow IPC file / Parquet with packed int32/float32 columns')
+        .choices(['jsonl', 'arrow', 'parquet'])
+        .default('jsonl'),
+    )
     .option('--out <file>', 'write the batch to FILE (required for arrow and parquet; - for stdout); the summary goes to stdout, or to stderr with -')
     .option('--lease <seconds>', 'unacknowledged after this long, the groups go to another consumer', seconds, 600)
     .option('--wait <seconds>', 'how long to wait for enough finished groups', seconds, 600)
@@ -38,7 +42,12 @@ export function consumeCommand(): Command {
       try {
         batch = await withDatabase(async (pool, databaseUrl) => {
           const claimed = await consumeBatch(pool, databaseUrl, {
-            runId: flags.run, batchSize: flags.batchSize, consumer: flags.consumer, leaseMs: flags.lease * 1000, waitMs: flags.wait * 1000, partial: flags.partial,
+            runId: flags.run,
+            batchSize: flags.batchSize,
+            consumer: flags.consumer,
+            leaseMs: flags.lease * 1000,
+            waitMs: flags.wait * 1000,
+            partial: flags.partial,
           });
           if (claimed && output) await writeOrRelease(pool, claimed, output, flags.format);
           return claimed;
@@ -70,7 +79,9 @@ async function writeOrRelease(pool: pg.Pool, batch: Batch, output: OutputFile, f
     await output.finish();
   } catch (error) {
     await releaseBatch(pool, batch.batchId);
-    throw new Error(`${(error as Error).message}; batch ${batch.batchId} was released, its ${batch.groupIds.length} groups go to the next consumer`, { cause: error });
+    throw new Error(`${(error as Error).message}; batch ${batch.batchId} was released, its ${batch.groupIds.length} groups go to the next consumer`, {
+      cause: error,
+    });
   }
 }
 
@@ -78,7 +89,7 @@ export function ackCommand(): Command {
   return new Command('ack')
     .description('acknowledge a consumed batch: its groups are never handed out again')
     .argument('<batch-id>', 'the batchId printed by `ratchet consume`')
-    .option('--extend <seconds>', 'instead of acknowledging, extend the batch\'s lease by this long', seconds)
+    .option('--extend <seconds>', "instead of acknowledging, extend the batch's lease by this long", seconds)
     .action(async (batchId: string, flags: { extend?: number }) => {
       await withDatabase(async (pool) => {
         if (flags.extend !== undefined) {
@@ -94,9 +105,16 @@ export function ackCommand(): Command {
 
 function describe(batch: Batch, out: string | null) {
   return {
-    batchId: batch.batchId, runId: batch.runId, consumer: batch.consumer, policyVersion: batch.policyVersion,
-    leaseExpiresAt: batch.leaseExpiresAt.toISOString(), groups: batch.groupIds.length, trajectories: batch.rows.length,
-    staleTrajectories: batch.staleTrajectories, groupIds: batch.groupIds, out,
+    batchId: batch.batchId,
+    runId: batch.runId,
+    consumer: batch.consumer,
+    policyVersion: batch.policyVersion,
+    leaseExpiresAt: batch.leaseExpiresAt.toISOString(),
+    groups: batch.groupIds.length,
+    trajectories: batch.rows.length,
+    staleTrajectories: batch.staleTrajectories,
+    groupIds: batch.groupIds,
+    out,
   };
 }
 

@@ -7,7 +7,7 @@ import { withRolloutClient } from './with-rollout-client.js';
 
 export function controllerCommand(): Command {
   return new Command('controller')
-    .description('admit waiting groups as each run\'s staleness bound allows, until Ctrl-C (safe to run several, safe to kill)')
+    .description("admit waiting groups as each run's staleness bound allows, until Ctrl-C (safe to run several, safe to kill)")
     .option('--poll-ms <ms>', 'fallback poll interval (NOTIFY wakes it sooner)', positiveInt, 1000)
     .action(async (flags: { pollMs: number }) => {
       await withRolloutClient(async (client, databaseUrl) => {

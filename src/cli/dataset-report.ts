@@ -12,7 +12,9 @@ export function describeRowErrors(file: string, errors: readonly RowError[]): st
   const other = errors.filter((error) => !encoding.includes(error));
   const lines: string[] = [];
   if (encoding.length > 0) {
-    lines.push(`skipped ${encoding.length} lines of ${file} that are not UTF-8 text (first: line ${encoding[0]!.line}); is it a binary file? re-encode it as UTF-8 JSON lines`);
+    lines.push(
+      `skipped ${encoding.length} lines of ${file} that are not UTF-8 text (first: line ${encoding[0]!.line}); is it a binary file? re-encode it as UTF-8 JSON lines`,
+    );
   }
   for (const error of other.slice(0, SHOWN)) lines.push(`skipped ${String(error)}`);
   if (other.length > SHOWN) lines.push(`skipped ${other.length - SHOWN} more malformed rows of ${file} (${other.length} in all)`);

@@ -22,17 +22,32 @@ export function devCommand(): Command {
   return new Command('dev')
     .description('run the embedded stack (Temporal with UI, Postgres), both workers and the simulated policy until Ctrl-C')
     .option('--dataset <file>', 'problems the simulated policy knows the answers to', SAMPLE_DATASET)
-    .addOption(new Option('--temporal <server>', 'the Temporal to start: the dev server (SQLite, with a UI), or the server users deploy (Postgres, SQL visibility; built once from its Go module by `ratchet setup --temporal-server`)')
-      .choices(['dev', 'server']).default('dev'))
+    .addOption(
+      new Option(
+        '--temporal <server>',
+        'the Temporal to start: the dev server (SQLite, with a UI), or the server users deploy (Postgres, SQL visibility; built once from its Go module by `ratchet setup --temporal-server`)',
+      )
+        .choices(['dev', 'server'])
+        .default('dev'),
+    )
     .action(async (flags: { dataset: string; temporal: 'dev' | 'server' }) => {
       // The UI starts on a known port, so the workflows' details can link to it from the start.
       const config = { ...loadConfig() };
       config.uiUrl ??= `http://127.0.0.1:${uiPort()}`;
-      const runtime = await startLocalRuntime(config, { problems: await loadProblems(flags.dataset), workers: true, headless: false, temporalServer: flags.temporal });
+      const runtime = await startLocalRuntime(config, {
+        problems: await loadProblems(flags.dataset),
+        workers: true,
+        headless: false,
+        temporalServer: flags.temporal,
+      });
       // Everything from here on is stopped with the runtime: a UI port that is taken must not orphan Temporal and Postgres.
       try {
-        const ui = await startRatchetUi({ pool: runtime.pool, tokenizer: await loadModelTokenizer(config.tokenizerDir), port: uiPort(),
-          temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl } }).catch((error: unknown) => {
+        const ui = await startRatchetUi({
+          pool: runtime.pool,
+          tokenizer: await loadModelTokenizer(config.tokenizerDir),
+          port: uiPort(),
+          temporal: { client: runtime.client, namespace: config.temporal.namespace, uiUrl: runtime.stack.temporalUiUrl },
+        }).catch((error: unknown) => {
           if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
           throw new PortTaken(`the Ratchet UI's port ${uiPort()} is taken by another process; set RATCHET_UI_PORT to a free port`, { cause: error });
         });
@@ -40,9 +55,18 @@ export function devCommand(): Command {
         const metrics = await startMetricsFromEnvironment(runtime.pool);
         runtime.teardown.add('metrics', () => metrics?.close());
         process.stdout.write(`Ratchet UI  ${ui.url}\n${metrics ? `metrics       ${metrics.url}\n` : ''}`);
-        process.stdout.write(devBanner({
-          ...runtime.stack, embeddedPostgres: runtime.stack.embedded.postgres, policyUrl: runtime.policyUrl, simulated: runtime.simulated,
-        }, flags.dataset, config.stateDir));
+        process.stdout.write(
+          devBanner(
+            {
+              ...runtime.stack,
+              embeddedPostgres: runtime.stack.embedded.postgres,
+              policyUrl: runtime.policyUrl,
+              simulated: runtime.simulated,
+            },
+            flags.dataset,
+            config.stateDir,
+          ),
+        );
         const signal = await nextStopSignal();
         process.stderr.write(`ratchet dev: ${signal}: stopping (a second one stops at once)\n`);
         if (!(await settlesWithin(runtime.stop(), DEV_STOP_BOUND_MS))) {

@@ -22,10 +22,12 @@ export function exportCommand(): Command {
     .action(async (flags) => {
       // Checked before the database starts: a binary file is never written to a terminal by accident.
       if (flags.format !== 'jsonl' && !flags.out) throw new UsageError(`--format ${flags.format} needs --out <file> (or --out - for stdout)`);
-      const count = await writeTo(flags.out, (out) => withDatabase((pool) => {
-        const rows = readTrajectories(pool, { includeFailed: flags.includeFailed });
-        return flags.format === 'jsonl' ? writeLines(rows, out) : binaryWriters[flags.format as BinaryFormat](rows, out.stream);
-      }));
+      const count = await writeTo(flags.out, (out) =>
+        withDatabase((pool) => {
+          const rows = readTrajectories(pool, { includeFailed: flags.includeFailed });
+          return flags.format === 'jsonl' ? writeLines(rows, out) : binaryWriters[flags.format as BinaryFormat](rows, out.stream);
+        }),
+      );
       process.stderr.write(`exported ${count} trajectories\n`);
     });
 }

@@ -32,14 +32,26 @@ export function healthCommand(): Command {
       };
       if (flags.policy) {
         checks['policy'] = async () => {
-          if (!(await createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey).health())) throw new Error(`${redactUrl(config.policyUrl!)}/health did not answer 200`);
+          if (!(await createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey).health()))
+            throw new Error(`${redactUrl(config.policyUrl!)}/health did not answer 200`);
         };
       }
-      const results = await Promise.all(Object.entries(checks).map(async ([name, check]) => {
-        const failure = await check().then(() => undefined, (error: unknown) => (error as Error)?.message ?? String(error));
-        return [name, failure ?? 'ok'] as const;
-      }));
+      const results = await Promise.all(
+        Object.entries(checks).map(async ([name, check]) => {
+          const failure = await check().then(
+            () => undefined,
+            (error: unknown) => (error as Error)?.message ?? String(error),
+          );
+          return [name, failure ?? 'ok'] as const;
+        }),
+      );
       process.stdout.write(`${JSON.stringify(Object.fromEntries(results))}\n`);
-      if (results.some(([, status]) => status !== 'ok')) throw new Error(`unhealthy: ${results.filter(([, s]) => s !== 'ok').map(([n]) => n).join(', ')}`);
+      if (results.some(([, status]) => status !== 'ok'))
+        throw new Error(
+          `unhealthy: ${results
+            .filter(([, s]) => s !== 'ok')
+            .map(([n]) => n)
+            .join(', ')}`,
+        );
     });
 }

@@ -12,10 +12,16 @@ export function signalExitStatus(signal: NodeJS.Signals): number {
 /** The first SIGINT or SIGTERM from now on, by name. */
 export function nextStopSignal(): Promise<StopSignal> {
   return new Promise((resolve) => {
-    const handlers = STOP_SIGNALS.map((signal) => [signal, () => {
-      for (const [other, handler] of handlers) process.off(other, handler);
-      resolve(signal);
-    }] as const);
+    const handlers = STOP_SIGNALS.map(
+      (signal) =>
+        [
+          signal,
+          () => {
+            for (const [other, handler] of handlers) process.off(other, handler);
+            resolve(signal);
+          },
+        ] as const,
+    );
     for (const [signal, handler] of handlers) process.on(signal, handler);
   });
 }
@@ -23,9 +29,17 @@ export function nextStopSignal(): Promise<StopSignal> {
 /** Waits for `work` at most `boundMs`: true if it settled in time (a rejection counts as settled). */
 export async function settlesWithin(work: Promise<unknown>, boundMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), boundMs); });
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), boundMs);
+  });
   try {
-    return await Promise.race([work.then(() => true, () => true), late]);
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

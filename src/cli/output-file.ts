@@ -4,8 +4,17 @@ import type { Writable } from 'node:stream';
 /** A command's output file could not be opened or written; `cause` holds the system error. */
 export class OutputUnwritable extends Error {
   override readonly name = 'OutputUnwritable';
-  constructor(readonly path: string, cause: unknown) {
-    super(`cannot write ${path}: ${(cause as NodeJS.ErrnoException)?.code ?? ''} ${(cause as Error)?.message ?? String(cause)}`.replace(/: (\w+) \1:/, ': $1:'), { cause });
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(
+      `cannot write ${path}: ${(cause as NodeJS.ErrnoException)?.code ?? ''} ${(cause as Error)?.message ?? String(cause)}`.replace(
+        /: (\w+) \1:/,
+        ': $1:',
+      ),
+      { cause },
+    );
   }
 }
 
@@ -17,8 +26,14 @@ export class OutputUnwritable extends Error {
 export class OutputFile {
   private failure: unknown;
 
-  private constructor(readonly path: string, readonly stream: Writable, private readonly regular: boolean) {
-    stream.on('error', (error) => { this.failure ??= error; });
+  private constructor(
+    readonly path: string,
+    readonly stream: Writable,
+    private readonly regular: boolean,
+  ) {
+    stream.on('error', (error) => {
+      this.failure ??= error;
+    });
   }
 
   static async open(path: string): Promise<OutputFile> {
@@ -40,10 +55,12 @@ export class OutputFile {
   /** Flushes and closes the file; throws if any write failed. */
   async finish(): Promise<void> {
     this.check();
-    await new Promise<void>((resolve) => this.stream.end((error?: Error | null) => {
-      if (error) this.failure ??= error;
-      resolve();
-    }));
+    await new Promise<void>((resolve) =>
+      this.stream.end((error?: Error | null) => {
+        if (error) this.failure ??= error;
+        resolve();
+      }),
+    );
     this.check();
   }
 

@@ -25,21 +25,29 @@ export interface RunArguments {
 }
 
 export function runCommand(): Command {
-  return withEnvironmentOptions(withRolloutOptions(new Command('run')
-    .description('submit trajectories for a dataset, show progress, wait and print a summary')
-    .requiredOption('--dataset <file>', 'JSONL dataset (GSM8K, MATH or AReaL shape)')
-    .option('--limit <n>', 'use the first N valid rows', positiveInt)
-    .option('--samples <n>', 'trajectories per problem', positiveInt, 1)
-    .option('--run-name <name>', 'trajectory ids are <run-name>/<qid>/<sample>; reuse a name to resume a run without duplicates')
-    .option('--submit-only', 'do not run workers in this process (they run elsewhere)', false)))
-    .action(async (flags) => {
-      const summary = await runAndReport({
-        dataset: flags.dataset, limit: flags.limit, samples: flags.samples, submitOnly: flags.submitOnly,
-        environment: flags.environment, environmentArgs: flags.environmentArgs,
-        runName: flags.runName ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`, options: rolloutOptionsFrom(flags),
-      });
-      failIfAnyFailed(summary);
+  return withEnvironmentOptions(
+    withRolloutOptions(
+      new Command('run')
+        .description('submit trajectories for a dataset, show progress, wait and print a summary')
+        .requiredOption('--dataset <file>', 'JSONL dataset (GSM8K, MATH or AReaL shape)')
+        .option('--limit <n>', 'use the first N valid rows', positiveInt)
+        .option('--samples <n>', 'trajectories per problem', positiveInt, 1)
+        .option('--run-name <name>', 'trajectory ids are <run-name>/<qid>/<sample>; reuse a name to resume a run without duplicates')
+        .option('--submit-only', 'do not run workers in this process (they run elsewhere)', false),
+    ),
+  ).action(async (flags) => {
+    const summary = await runAndReport({
+      dataset: flags.dataset,
+      limit: flags.limit,
+      samples: flags.samples,
+      submitOnly: flags.submitOnly,
+      environment: flags.environment,
+      environmentArgs: flags.environmentArgs,
+      runName: flags.runName ?? `run-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      options: rolloutOptionsFrom(flags),
     });
+    failIfAnyFailed(summary);
+  });
 }
 
 /** A run with failed trajectories exits 1, saying how many: a script must not mistake it for a clean run. */
@@ -61,30 +69,41 @@ export async function runAndReport(args: RunArguments): Promise<RunSummary> {
   // and the same --run-name waits for it again instead of starting it twice.
   const stopListening = exitOnInterrupt({
     message: `what was submitted stays submitted${args.submitOnly ? ' and runs on the workers' : ''}; \`ratchet run --run-name ${args.runName}\` with the same dataset waits for it again`,
-    cleanup: () => runtime.stop(), boundMs: 10_000,
+    cleanup: () => runtime.stop(),
+    boundMs: 10_000,
   });
   try {
     // A name nothing runs fails here, before anything is submitted, where this process runs the CPU worker itself.
     if (runtime.environments) await checkEnvironmentsServed(runtime.client, requests.map(environmentNameOf), runtime.environments);
-    const bar = new cliProgress.SingleBar({ format: 'trajectories [{bar}] {value}/{total} | {correct} correct first turns | {failed} failed', stream: process.stderr }, cliProgress.Presets.shades_classic);
+    const bar = new cliProgress.SingleBar(
+      { format: 'trajectories [{bar}] {value}/{total} | {correct} correct first turns | {failed} failed', stream: process.stderr },
+      cliProgress.Presets.shades_classic,
+    );
     let correct = 0;
     let failed = 0;
     const started = performance.now();
-    const results = await runRollouts(runtime.client, requests, {
-      onSubmitted: (total, duplicates) => {
-        if (duplicates > 0) process.stderr.write(`${duplicates} already submitted under this run name: waiting for those instead of starting them again\n`);
-        bar.start(total, 0, { correct, failed });
+    const results = await runRollouts(
+      runtime.client,
+      requests,
+      {
+        onSubmitted: (total, duplicates) => {
+          if (duplicates > 0)
+            process.stderr.write(`${duplicates} already submitted under this run name: waiting for those instead of starting them again\n`);
+          bar.start(total, 0, { correct, failed });
+        },
+        onFinished: (result, done) => {
+          if (result.status === 'failed') failed += 1;
+          if (result.turns[0]?.success) correct += 1;
+          bar.update(done, { correct, failed });
+        },
       },
-      onFinished: (result, done) => {
-        if (result.status === 'failed') failed += 1;
-        if (result.turns[0]?.success) correct += 1;
-        bar.update(done, { correct, failed });
-      },
-    }, runtime.pool);
+      runtime.pool,
+    );
     bar.stop();
     const summary = summarise(results, (performance.now() - started) / 1000);
     process.stdout.write(`${formatSummary(summary)}\n`);
-    for (const result of results.filter((r) => r.status === 'failed').slice(0, 5)) process.stderr.write(`failed ${result.trajectoryId}: ${result.error}\n`);
+    for (const result of results.filter((r) => r.status === 'failed').slice(0, 5))
+      process.stderr.write(`failed ${result.trajectoryId}: ${result.error}\n`);
     return summary;
   } finally {
     stopListening();

@@ -64,6 +64,8 @@ function failureCounts(failed: readonly TrajectoryResult[]): Pick<RunSummary, 'f
 
 /** e.g. "PolicyUnavailable 3, ContextExhausted 1 (infrastructure 3, data 1)". */
 function formatFailures(summary: RunSummary): string {
-  const types = Object.entries(summary.failuresByType).map(([type, n]) => `${type} ${n}`).join(', ');
+  const types = Object.entries(summary.failuresByType)
+    .map(([type, n]) => `${type} ${n}`)
+    .join(', ');
   return `${types} (infrastructure ${summary.failuresByClass.infrastructure}, data ${summary.failuresByClass.data})`;
 }

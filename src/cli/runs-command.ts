@@ -11,11 +11,14 @@ import { connectClient } from '../temporal/connection.js';
 
 export function runsCommand(): Command {
   const runs = new Command('runs').description('training runs: their counters, and cancelling them');
-  runs.command('status')
-    .description('print a run\'s counters (groups waiting, running, accepted, rejected, cancelled, consumed, capacity...; trajectories '
-      + 'submitted, queued, running, completed, failed, consumed and stale, failed ones by type and class) '
-      + 'as JSON, with its trainer\'s steps so far and the last one\'s metrics, and Temporal\'s count of its trajectory workflows by status '
-      + 'and how many disagree with their rows')
+  runs
+    .command('status')
+    .description(
+      "print a run's counters (groups waiting, running, accepted, rejected, cancelled, consumed, capacity...; trajectories " +
+        'submitted, queued, running, completed, failed, consumed and stale, failed ones by type and class) ' +
+        "as JSON, with its trainer's steps so far and the last one's metrics, and Temporal's count of its trajectory workflows by status " +
+        'and how many disagree with their rows',
+    )
     .argument('<run-id>')
     .action(async (runId: string) => {
       const status = await withDatabase(async (pool, _databaseUrl, temporalAddress) => {
@@ -25,10 +28,12 @@ export function runsCommand(): Command {
         return { ...run, training: { steps: steps.length, last: steps.at(-1) ?? null }, temporal: await temporalSide(pool, temporalAddress, runId) };
       });
       if (!status) throw new Error(`no run ${runId}`);
-      if (!status.temporal.reachable) process.stderr.write(`ratchet runs status: Temporal was unreachable (${status.temporal.error}); the counters are Postgres's alone\n`);
+      if (!status.temporal.reachable)
+        process.stderr.write(`ratchet runs status: Temporal was unreachable (${status.temporal.error}); the counters are Postgres's alone\n`);
       process.stdout.write(`${JSON.stringify(status)}\n`);
     });
-  runs.command('cancel')
+  runs
+    .command('cancel')
     .description('cancel a run, or one group of it: waiting groups never start, running trajectories are cancelled')
     .argument('<run-id>')
     .option('--group <group-id>', 'cancel only this group')
@@ -36,7 +41,8 @@ export function runsCommand(): Command {
       const cancelled = await withRolloutClient((client) => client.cancel(flags.group ? { groupId: flags.group } : { runId }));
       process.stdout.write(`${JSON.stringify({ runId, group: flags.group ?? null, cancelledTrajectories: cancelled })}\n`);
     });
-  runs.command('watch')
+  runs
+    .command('watch')
     .description('print each group of a run as it finishes, one JSON line each, until Ctrl-C')
     .argument('<run-id>')
     .action(async (runId: string) => {

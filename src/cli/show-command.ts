@@ -21,7 +21,11 @@ export function showCommand(): Command {
         // Temporal adds the problem text and the live phase; without it the view is what Postgres has.
         const connection = await connectClient(stack.temporalAddress, config.temporal).catch(() => undefined);
         try {
-          const temporal = connection && { client: new Client({ connection, namespace: config.temporal.namespace }), namespace: config.temporal.namespace, uiUrl: stack.temporalUiUrl };
+          const temporal = connection && {
+            client: new Client({ connection, namespace: config.temporal.namespace }),
+            namespace: config.temporal.namespace,
+            uiUrl: stack.temporalUiUrl,
+          };
           const details = await loadTrajectoryDetails(pool, await loadModelTokenizer(config.tokenizerDir), temporal, trajectoryId);
           if (details.view.status === 'unknown' && !details.problem) throw new Error(`no trajectory ${trajectoryId} in Postgres or Temporal`);
           process.stdout.write(flags.json ? `${JSON.stringify(details)}\n` : conversationText(details));

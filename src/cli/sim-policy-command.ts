@@ -17,28 +17,41 @@ export function simPolicyCommand(): Command {
     .option('--tokens-per-second <n>', 'decode speed per request', finiteNumber)
     .option('--reasoning-tokens <n>', 'mean reasoning length', positiveInt)
     .option('--seed <n>', 'seed for repeatable answers', positiveInt)
-    .option('--chunk-tokens <n>', 'output tokens per streamed chunk (SGLang\'s --stream-interval)', positiveInt)
+    .option('--chunk-tokens <n>', "output tokens per streamed chunk (SGLang's --stream-interval)", positiveInt)
     .option('--incremental-streaming-output', 'stream only the new tokens in each chunk, as SGLang does with this flag')
     .option('--seed-per-request', 'with --seed: draw each answer from the seed and the request id, whatever the arrival order')
-    .option('--prefix-cache-tokens <n>', `prefix cache capacity in tokens, as vLLM's automatic prefix caching; 0 turns it off (default ${DEFAULT_PREFIX_CACHE_TOKENS})`, nonNegativeInt)
-    .option('--prefill-tokens-per-second <n>', 'prefill speed: a request waits its uncached prompt tokens at this speed before its first token (default 0: no wait)', finiteNumber)
-    .option('--raw-logprobs', 'return the model\'s own logprobs whatever the sampling, as vLLM does without --logprobs-mode processed_logprobs')
+    .option(
+      '--prefix-cache-tokens <n>',
+      `prefix cache capacity in tokens, as vLLM's automatic prefix caching; 0 turns it off (default ${DEFAULT_PREFIX_CACHE_TOKENS})`,
+      nonNegativeInt,
+    )
+    .option(
+      '--prefill-tokens-per-second <n>',
+      'prefill speed: a request waits its uncached prompt tokens at this speed before its first token (default 0: no wait)',
+      finiteNumber,
+    )
+    .option('--raw-logprobs', "return the model's own logprobs whatever the sampling, as vLLM does without --logprobs-mode processed_logprobs")
     .action(async (flags) => {
       const tokenizer = await loadModelTokenizer(loadConfig().tokenizerDir);
-      const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(await loadProblems(flags.dataset)), {
-        ...DEFAULT_SIMULATED_POLICY,
-        faults: NO_FAULTS,
-        ...(flags.correct === undefined ? {} : { correctProbability: flags.correct }),
-        ...(flags.tokensPerSecond === undefined ? {} : { tokensPerSecond: flags.tokensPerSecond }),
-        ...(flags.reasoningTokens === undefined ? {} : { reasoningTokens: flags.reasoningTokens }),
-        ...(flags.seed === undefined ? {} : { seed: flags.seed }),
-        ...(flags.seedPerRequest ? { seedPerRequest: true } : {}),
-        ...(flags.chunkTokens === undefined ? {} : { chunkTokens: flags.chunkTokens }),
-        ...(flags.incrementalStreamingOutput ? { incrementalStreamingOutput: true } : {}),
-        ...(flags.rawLogprobs ? { logprobs: 'raw' as const } : {}),
-        ...(flags.prefixCacheTokens === undefined ? {} : { prefixCacheTokens: flags.prefixCacheTokens }),
-        ...(flags.prefillTokensPerSecond === undefined ? {} : { prefillTokensPerSecond: flags.prefillTokensPerSecond }),
-      }, { port: flags.port });
+      const policy = await startSimulatedPolicy(
+        tokenizer,
+        new AnswerBook(await loadProblems(flags.dataset)),
+        {
+          ...DEFAULT_SIMULATED_POLICY,
+          faults: NO_FAULTS,
+          ...(flags.correct === undefined ? {} : { correctProbability: flags.correct }),
+          ...(flags.tokensPerSecond === undefined ? {} : { tokensPerSecond: flags.tokensPerSecond }),
+          ...(flags.reasoningTokens === undefined ? {} : { reasoningTokens: flags.reasoningTokens }),
+          ...(flags.seed === undefined ? {} : { seed: flags.seed }),
+          ...(flags.seedPerRequest ? { seedPerRequest: true } : {}),
+          ...(flags.chunkTokens === undefined ? {} : { chunkTokens: flags.chunkTokens }),
+          ...(flags.incrementalStreamingOutput ? { incrementalStreamingOutput: true } : {}),
+          ...(flags.rawLogprobs ? { logprobs: 'raw' as const } : {}),
+          ...(flags.prefixCacheTokens === undefined ? {} : { prefixCacheTokens: flags.prefixCacheTokens }),
+          ...(flags.prefillTokensPerSecond === undefined ? {} : { prefillTokensPerSecond: flags.prefillTokensPerSecond }),
+        },
+        { port: flags.port },
+      );
       process.stdout.write(`simulated policy at ${policy.url}\n`);
       await Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]);
       await policy.close();

@@ -23,7 +23,8 @@ export function uiCommand(): Command {
         return undefined;
       });
       const temporal = connection && {
-        client: new Client({ connection, namespace: config.temporal.namespace }), namespace: config.temporal.namespace,
+        client: new Client({ connection, namespace: config.temporal.namespace }),
+        namespace: config.temporal.namespace,
         uiUrl: flags.temporalUi ?? stack.temporalUiUrl,
       };
       try {

@@ -18,12 +18,24 @@ export function verifyCodeLine(text: string, sandbox: () => CodeSandboxPool): Pr
   }
   const row = value as { task?: unknown; input_output?: unknown; pred?: unknown; timeout?: unknown; memory?: unknown } | null;
   if (typeof row !== 'object' || row === null || row.task !== 'code') return undefined;
-  const error = (detail: string, elapsedMs = 0): CodeLineVerdict => ({ equal: false, status: 'error', predicted: null, passed: 0, total: 0, detail, elapsedMs });
+  const error = (detail: string, elapsedMs = 0): CodeLineVerdict => ({
+    equal: false,
+    status: 'error',
+    predicted: null,
+    passed: 0,
+    total: 0,
+    detail,
+    elapsedMs,
+  });
   const tests = parseTests(row.input_output);
   if (!tests.ok) return Promise.resolve(error(`invalid code line: ${tests.message}`));
   if (typeof row.pred !== 'string') return Promise.resolve(error('invalid code line: "pred" must be a string'));
-  for (const [name, limit] of [['timeout', row.timeout], ['memory', row.memory]] as const) {
-    if (limit !== undefined && !(typeof limit === 'number' && limit > 0)) return Promise.resolve(error(`invalid code line: "${name}" must be a positive number`));
+  for (const [name, limit] of [
+    ['timeout', row.timeout],
+    ['memory', row.memory],
+  ] as const) {
+    if (limit !== undefined && !(typeof limit === 'number' && limit > 0))
+      return Promise.resolve(error(`invalid code line: "${name}" must be a positive number`));
   }
   const task = {
     tests: tests.tests,

@@ -15,7 +15,10 @@ export function verifyCommand(): Command {
     .description('check answers: reads {"gold": ..., "pred": ...} JSON lines on stdin, writes one verdict line each')
     .option('--budget-ms <ms>', 'wall-clock budget per check', positiveInt, 3000)
     .addOption(
-      new Option('--extraction <mode>', 'where the answer is found: "stated" (box, answer statement or a bare answer) or "math-verify" (also the last math span or number of any text)')
+      new Option(
+        '--extraction <mode>',
+        'where the answer is found: "stated" (box, answer statement or a bare answer) or "math-verify" (also the last math span or number of any text)',
+      )
         .choices(['stated', 'math-verify'])
         .default('stated'),
     )
@@ -55,7 +58,7 @@ export async function runVerifyCommand(
       if (text.trim() === '') continue;
       lines += 1;
       const line = lineNumber;
-      const codeVerdict = verifyCodeLine(text, () => sandbox ??= new CodeSandboxPool());
+      const codeVerdict = verifyCodeLine(text, () => (sandbox ??= new CodeSandboxPool()));
       if (codeVerdict) {
         pending.push(codeVerdict.then((verdict) => JSON.stringify({ line, ...verdict })));
         await flush(WINDOW);

@@ -17,7 +17,8 @@ export function workerCommand(): Command {
     .addArgument(new Argument('<kind>', 'cpu: workflows + verify/feedback/persist; gpu: generate against RATCHET_POLICY_URL').choices(['cpu', 'gpu']))
     .action(async (kind: 'cpu' | 'gpu') => {
       const config = loadConfig();
-      if (!config.temporal.address || !config.databaseUrl) throw new Error('a standalone worker needs TEMPORAL_ADDRESS and DATABASE_URL (or use `ratchet dev`, which runs both workers in-process)');
+      if (!config.temporal.address || !config.databaseUrl)
+        throw new Error('a standalone worker needs TEMPORAL_ADDRESS and DATABASE_URL (or use `ratchet dev`, which runs both workers in-process)');
       if (kind === 'gpu' && !config.policyUrl) throw new Error('the GPU worker needs RATCHET_POLICY_URL (an SGLang server or `ratchet sim-policy`)');
       const teardown = new Teardown();
       try {
@@ -34,13 +35,26 @@ export function workerCommand(): Command {
         teardown.add('verifier pool', () => verifier?.close());
         process.stderr.write(`${kind} worker polling ${config.temporal.address} (${namespace})\n`);
         const workers = await startWorkers({
-          temporal: { address: config.temporal.address, settings: config.temporal }, pool, databaseUrl: config.databaseUrl,
+          temporal: { address: config.temporal.address, settings: config.temporal },
+          pool,
+          databaseUrl: config.databaseUrl,
           cpu: verifier && {
-            tokenizer: await loadModelTokenizer(config.tokenizerDir), verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl,
+            tokenizer: await loadModelTokenizer(config.tokenizerDir),
+            verifier,
+            sandbox: new CodeSandboxPool(),
+            maxCachedWorkflows: config.workflowCache,
+            uiUrl: config.uiUrl,
             environments: await loadEnvironmentModules(config.environmentModules),
           },
-          gpu: kind === 'gpu' ? { backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey), slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
-            ...(config.gpuServerName ? { serverName: config.gpuServerName } : {}) } : undefined,
+          gpu:
+            kind === 'gpu'
+              ? {
+                  backend: createBackend(config.policyBackend, config.policyUrl!, config.policyApiKey),
+                  slots: config.gpuSlots,
+                  heartbeatIntervalMs: config.heartbeatIntervalMs,
+                  ...(config.gpuServerName ? { serverName: config.gpuServerName } : {}),
+                }
+              : undefined,
         });
         teardown.add('workers', workers.stop);
         for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void workers.stop());

@@ -59,14 +59,20 @@ export interface ConsumeOptions {
  * Temporal or Postgres, so any number of clients, in any number of processes, can come and go.
  */
 export class RolloutClient {
-  private constructor(readonly temporal: Client, readonly pool: pg.Pool, private readonly databaseUrl: string, private readonly owned: { close(): Promise<void> }) {}
+  private constructor(
+    readonly temporal: Client,
+    readonly pool: pg.Pool,
+    private readonly databaseUrl: string,
+    private readonly owned: { close(): Promise<void> },
+  ) {}
 
   /** Connects with the given settings, falling back to the environment (TEMPORAL_ADDRESS, DATABASE_URL...). */
   static async connect(options: { temporalAddress?: string; namespace?: string; databaseUrl?: string } = {}): Promise<RolloutClient> {
     const config = loadConfig();
     const address = options.temporalAddress ?? config.temporal.address;
     const databaseUrl = options.databaseUrl ?? config.databaseUrl;
-    if (!address || !databaseUrl) throw new Error('RolloutClient needs a Temporal address and a database URL (TEMPORAL_ADDRESS and DATABASE_URL, or `ratchet dev`)');
+    if (!address || !databaseUrl)
+      throw new Error('RolloutClient needs a Temporal address and a database URL (TEMPORAL_ADDRESS and DATABASE_URL, or `ratchet dev`)');
     const namespace = options.namespace ?? config.temporal.namespace;
     const connection = await connectClient(address, config.temporal);
     const pool = await openDatabase(databaseUrl, { max: 4 }).catch(async (error) => {
@@ -98,16 +104,24 @@ export class RolloutClient {
   async submit(run: RunConfig, problems: readonly Problem[], options: SubmitOptions): Promise<SubmittedGroup[]> {
     const planned = problems.map((problem) => {
       const groupId = groupIdOf(run.runId, problem.qid, options.tag);
-      const requests = Array.from({ length: options.samples }, (_, sample) => trajectoryRequest(problem, {
-        trajectoryId: `${groupId}/${sample}`, options: options.rollout, group: { run, groupId, size: options.samples, sample }, timeouts: options.timeouts,
-      }));
+      const requests = Array.from({ length: options.samples }, (_, sample) =>
+        trajectoryRequest(problem, {
+          trajectoryId: `${groupId}/${sample}`,
+          options: options.rollout,
+          group: { run, groupId, size: options.samples, sample },
+          timeouts: options.timeouts,
+        }),
+      );
       return { groupId, qid: problem.qid, requests };
     });
     // The run exists before any workflow starts: a consumer can ask for it at once, and settings that
     // contradict an existing run fail here rather than in every trajectory.
     await ensureRun(this.pool, runConfigSchema.parse(run));
     // Recorded before any workflow starts, so the run's submitted and queued counts include every group at once.
-    await recordSubmissions(this.pool, planned.flatMap(({ requests }) => requests.map((request) => request.trajectoryId)));
+    await recordSubmissions(
+      this.pool,
+      planned.flatMap(({ requests }) => requests.map((request) => request.trajectoryId)),
+    );
     const groups: SubmittedGroup[] = [];
     for (const { groupId, qid, requests } of planned) {
       const started = await Promise.all(requests.map((request) => submitTrajectory(this.temporal, request)));
@@ -119,8 +133,15 @@ export class RolloutClient {
   /** Waits for the trajectories of these groups; a failed trajectory comes back as a failed result. */
   async wait(groups: readonly SubmittedGroup[]): Promise<TrajectoryResult[]> {
     const ids = groups.flatMap((group) => group.trajectoryIds.map((id) => ({ id, qid: group.qid })));
-    return Promise.all(ids.map(({ id, qid }) => this.temporal.workflow.getHandle(id).result()
-      .catch((error: unknown) => failedResult({ trajectoryId: id, qid, problem: '', gold: [] }, error)) as Promise<TrajectoryResult>));
+    return Promise.all(
+      ids.map(
+        ({ id, qid }) =>
+          this.temporal.workflow
+            .getHandle(id)
+            .result()
+            .catch((error: unknown) => failedResult({ trajectoryId: id, qid, problem: '', gold: [] }, error)) as Promise<TrajectoryResult>,
+      ),
+    );
   }
 
   /** Streams groups of a run as they finish, oldest first, each once, until `signal` aborts. */
@@ -138,16 +159,24 @@ export class RolloutClient {
   /** Cancels a group or a whole run: waiting groups are never admitted, running trajectories are cancelled. */
   async cancel(target: { runId: string } | { groupId: string }): Promise<number> {
     const members = await cancelGroups(this.pool, target);
-    await Promise.all(members.map((id) => this.temporal.workflow.getHandle(id).cancel().catch((error: unknown) => {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    })));
+    await Promise.all(
+      members.map((id) =>
+        this.temporal.workflow
+          .getHandle(id)
+          .cancel()
+          .catch((error: unknown) => {
+            if (!(error instanceof WorkflowNotFoundError)) throw error;
+          }),
+      ),
+    );
     return members.length;
   }
 
   /** Claims the oldest `batchSize` finished groups of the run; undefined if none came in time. Acknowledge it once trained on. */
   consume(runId: string, batchSize: number, options: ConsumeOptions = {}): Promise<Batch | undefined> {
     return consumeBatch(this.pool, this.databaseUrl, {
-      runId, batchSize,
+      runId,
+      batchSize,
       consumer: options.consumer ?? `pid-${process.pid}`,
       leaseMs: options.leaseMs ?? 600_000,
       waitMs: options.waitMs ?? 600_000,

@@ -17,16 +17,27 @@ export interface RunProgress {
  * pool, the submissions are recorded in Postgres first (idempotently), so the run's backlog shows before workers
  * start on it.
  */
-export async function runRollouts(client: Client, requests: readonly TrajectoryRequest[], progress: RunProgress = {}, pool?: pg.Pool): Promise<TrajectoryResult[]> {
-  if (pool) await recordSubmissions(pool, requests.map((request) => request.trajectoryId));
+export async function runRollouts(
+  client: Client,
+  requests: readonly TrajectoryRequest[],
+  progress: RunProgress = {},
+  pool?: pg.Pool,
+): Promise<TrajectoryResult[]> {
+  if (pool)
+    await recordSubmissions(
+      pool,
+      requests.map((request) => request.trajectoryId),
+    );
   const submitted = await startAll(client, requests);
   progress.onSubmitted?.(submitted.length, submitted.filter((s) => s.duplicate).length);
   let done = 0;
-  return Promise.all(submitted.map(async ({ request, handle }) => {
-    const result = await handle.result().catch((error: unknown) => failedResult(request, error));
-    progress.onFinished?.(result, ++done);
-    return result;
-  }));
+  return Promise.all(
+    submitted.map(async ({ request, handle }) => {
+      const result = await handle.result().catch((error: unknown) => failedResult(request, error));
+      progress.onFinished?.(result, ++done);
+      return result;
+    }),
+  );
 }
 
 /** Workflow starts in flight at once: one at a time, 10,000 starts took minutes of round trips. */
@@ -58,8 +69,14 @@ export function failedResult(request: TrajectoryRequest, error: unknown): Trajec
   const turns = Array.isArray(details?.turns) ? details.turns : [];
   const message = cause?.message ?? error.message;
   return {
-    trajectoryId: request.trajectoryId, qid: request.qid, status: 'failed', layout: request.options?.layout ?? 'seed',
-    turns, rewards: [], outputTokens: turns.reduce((sum, t) => sum + t.outputLen, 0), error: message,
+    trajectoryId: request.trajectoryId,
+    qid: request.qid,
+    status: 'failed',
+    layout: request.options?.layout ?? 'seed',
+    turns,
+    rewards: [],
+    outputTokens: turns.reduce((sum, t) => sum + t.outputLen, 0),
+    error: message,
     ...failureOfWorkflow(cause, details, message),
   };
 }

@@ -8,9 +8,14 @@ const { temporal } = proto;
 /** Names a submission uses that nothing will run: no worker here runs them, and no worker polls their task queue. */
 export class UnservedEnvironments extends Error {
   override readonly name = 'UnservedEnvironments';
-  constructor(readonly names: readonly string[], local: readonly string[]) {
-    super(`no environment ${names.map((n) => `"${n}"`).join(', ')}: the CPU worker here runs ${local.join(', ')}, and no worker has polled `
-      + `${names.map(environmentTaskQueue).join(', ')} (start \`ratchet-env serve\` for it, or check the name); nothing was submitted`);
+  constructor(
+    readonly names: readonly string[],
+    local: readonly string[],
+  ) {
+    super(
+      `no environment ${names.map((n) => `"${n}"`).join(', ')}: the CPU worker here runs ${local.join(', ')}, and no worker has polled ` +
+        `${names.map(environmentTaskQueue).join(', ')} (start \`ratchet-env serve\` for it, or check the name); nothing was submitted`,
+    );
   }
 }
 
@@ -25,7 +30,9 @@ export async function checkEnvironmentsServed(client: Client, requested: Iterabl
   const unserved: string[] = [];
   for (const name of names) {
     const { pollers } = await client.workflowService.describeTaskQueue({
-      namespace: client.options.namespace, taskQueue: { name: environmentTaskQueue(name) }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      namespace: client.options.namespace,
+      taskQueue: { name: environmentTaskQueue(name) },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     });
     if ((pollers?.length ?? 0) === 0) unserved.push(name);
   }

@@ -42,11 +42,20 @@ export function trajectoryRequest(problem: Problem, placement: RequestPlacement)
 }
 
 /** The requests of a run without groups, `samples` per problem: all built, so all valid, before the first starts. */
-export function trajectoryRequests(runName: string, problems: readonly Problem[], samples: number, options: Partial<RolloutOptions>): TrajectoryRequest[] {
-  return problems.flatMap((problem) => Array.from({ length: samples }, (_, sample) => trajectoryRequest(problem, {
-    trajectoryId: trajectoryId(runName, problem.qid, sample),
-    options,
-  })));
+export function trajectoryRequests(
+  runName: string,
+  problems: readonly Problem[],
+  samples: number,
+  options: Partial<RolloutOptions>,
+): TrajectoryRequest[] {
+  return problems.flatMap((problem) =>
+    Array.from({ length: samples }, (_, sample) =>
+      trajectoryRequest(problem, {
+        trajectoryId: trajectoryId(runName, problem.qid, sample),
+        options,
+      }),
+    ),
+  );
 }
 
 /**
@@ -54,7 +63,10 @@ export function trajectoryRequests(runName: string, problems: readonly Problem[]
  * the existing workflow back instead of a second run, so it can never produce a second result. An invalid
  * request throws `InvalidTrajectoryRequest` before Temporal is called.
  */
-export async function submitTrajectory(client: Client, input: TrajectoryRequest): Promise<{ handle: WorkflowHandle<typeof trajectory>; duplicate: boolean }> {
+export async function submitTrajectory(
+  client: Client,
+  input: TrajectoryRequest,
+): Promise<{ handle: WorkflowHandle<typeof trajectory>; duplicate: boolean }> {
   const request = validateTrajectoryRequest(input);
   try {
     const handle = await client.workflow.start<typeof trajectory>('trajectory', {
@@ -65,7 +77,10 @@ export async function submitTrajectory(client: Client, input: TrajectoryRequest)
       // FAIL (not USE_EXISTING) so that a resubmission while the first is running is reported as a duplicate too.
       workflowIdConflictPolicy: 'FAIL',
       // Set here so the workflow need not upsert them (a history event and a visibility write saved per trajectory).
-      typedSearchAttributes: [{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }],
+      typedSearchAttributes: [
+        { key: QID, value: request.qid },
+        { key: STATUS, value: request.group ? 'queued' : 'running' },
+      ],
       staticSummary: `${request.qid}: ${request.problem.slice(0, 120)}`,
     });
     return { handle, duplicate: false };

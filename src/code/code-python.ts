@@ -38,12 +38,31 @@ export async function codePythonEnv(stateDir: string): Promise<string> {
   try {
     await rm(dir, { recursive: true, force: true });
     await run(SYSTEM_PYTHON, ['-m', 'venv', dir], { timeout: 120_000 });
-    await run(python, ['-m', 'pip', '--disable-pip-version-check', '--quiet', 'install', '--require-hashes', '--no-deps', '--only-binary', ':all:', '-r', CODE_PYTHON_LOCK], { timeout: 600_000 });
+    await run(
+      python,
+      [
+        '-m',
+        'pip',
+        '--disable-pip-version-check',
+        '--quiet',
+        'install',
+        '--require-hashes',
+        '--no-deps',
+        '--only-binary',
+        ':all:',
+        '-r',
+        CODE_PYTHON_LOCK,
+      ],
+      { timeout: 600_000 },
+    );
     await run(python, ['-I', '-c', 'import numpy']);
     // Under root each sandbox runs as a uid of its own, which must read the virtualenv whatever the umask.
     await run('chmod', ['-R', 'a+rX', dir]);
   } catch (error) {
-    throw new CodePythonFailed(`could not make the code answers' virtualenv in ${dir} (${SYSTEM_PYTHON} -m venv, then pip from ${CODE_PYTHON_LOCK}; Debian needs python3-venv): ${(error as Error).message}`, { cause: error });
+    throw new CodePythonFailed(
+      `could not make the code answers' virtualenv in ${dir} (${SYSTEM_PYTHON} -m venv, then pip from ${CODE_PYTHON_LOCK}; Debian needs python3-venv): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   await writeFile(marker, hash);
   return python;
@@ -58,7 +77,8 @@ let warned = false;
  */
 export function defaultCodePython(env: NodeJS.ProcessEnv = process.env): string {
   const { dir, python, marker } = codePythonPaths(path.resolve(env.RATCHET_STATE_DIR || '.ratchet'));
-  const why = !existsSync(python) || !readable(marker) ? `run \`ratchet setup\` to make ${python}, or set RATCHET_CODE_PYTHON` : closedToSandboxes(dir);
+  const why =
+    !existsSync(python) || !readable(marker) ? `run \`ratchet setup\` to make ${python}, or set RATCHET_CODE_PYTHON` : closedToSandboxes(dir);
   if (why === undefined) return python;
   if (!warned) {
     warned = true;
@@ -71,7 +91,8 @@ export function defaultCodePython(env: NodeJS.ProcessEnv = process.env): string 
 function closedToSandboxes(dir: string): string | undefined {
   if (process.getuid?.() !== 0) return undefined;
   for (let folder = path.dirname(dir); ; folder = path.dirname(folder)) {
-    if ((statSync(folder).mode & 0o001) === 0) return `${folder} is closed to other users, and each sandbox runs as a uid of its own: make it o+x or set RATCHET_CODE_PYTHON`;
+    if ((statSync(folder).mode & 0o001) === 0)
+      return `${folder} is closed to other users, and each sandbox runs as a uid of its own: make it o+x or set RATCHET_CODE_PYTHON`;
     if (folder === path.dirname(folder)) return undefined;
   }
 }

@@ -16,8 +16,13 @@ export const codeTaskSchema = z
         outputs: z.array(text),
         fnName: z.string().regex(/^([A-Za-z_]\w*)?$/, 'must be empty (stdin/stdout) or a Python identifier'),
       })
-      .refine((tests) => tests.inputs.length === tests.outputs.length, { message: 'inputs and outputs must have the same length', path: ['outputs'] }),
+      .refine((tests) => tests.inputs.length === tests.outputs.length, {
+        message: 'inputs and outputs must have the same length',
+        path: ['outputs'],
+      }),
     timeoutS: z.number().positive().optional().meta({ description: 'Wall-clock limit per test case in seconds; default 6.' }),
     memoryMb: z.number().positive().optional().meta({ description: 'Memory limit of the solution in MB; default 512.' }),
   })
-  .meta({ description: 'A code task: the answer\'s last Python block must pass every test case (stdin/stdout, or LeetCode-style when `fnName` is set).' });
+  .meta({
+    description: "A code task: the answer's last Python block must pass every test case (stdin/stdout, or LeetCode-style when `fnName` is set).",
+  });

@@ -17,7 +17,11 @@ const isBlank = (code: number): boolean => code === 32 || code === 9 || code ===
  * The output's lines, as AReaL's `get_stripped_lines`: the whole output stripped, split at newlines, each line
  * stripped; blank lines inside the output count.
  */
-const stripLines = (text: string): string[] => text.trim().split('\n').map((line) => line.trim());
+const stripLines = (text: string): string[] =>
+  text
+    .trim()
+    .split('\n')
+    .map((line) => line.trim());
 
 /**
  * Whether a program's stdout matches the expected output, and by which rule (docs/code-sandbox.md, "Comparison

@@ -16,7 +16,8 @@ export function matchReturn(actualJson: string, expected: string): ReturnRule | 
 }
 
 function sameValue(a: ExactJson, e: ExactJson): boolean {
-  if (Array.isArray(a) || Array.isArray(e)) return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((x, i) => sameValue(x, e[i]!));
+  if (Array.isArray(a) || Array.isArray(e))
+    return Array.isArray(a) && Array.isArray(e) && a.length === e.length && a.every((x, i) => sameValue(x, e[i]!));
   if (isNumber(a) || isNumber(e)) return isNumber(a) && isNumber(e) && sameNumber(a.number, e.number);
   if (isObject(a) || isObject(e)) {
     if (!isObject(a) || !isObject(e) || a.object.size !== e.object.size) return false;
@@ -43,4 +44,5 @@ function sameNumber(a: string, e: string): boolean {
   return toFloat(a) === toFloat(e);
 }
 
-const toFloat = (text: string): number => (text === 'NaN' ? Number.NaN : text.endsWith('Infinity') ? (text.startsWith('-') ? -Infinity : Infinity) : Number(text));
+const toFloat = (text: string): number =>
+  text === 'NaN' ? Number.NaN : text.endsWith('Infinity') ? (text.startsWith('-') ? -Infinity : Infinity) : Number(text);

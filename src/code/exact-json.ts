@@ -17,7 +17,11 @@ export function parseExactJson(text: string): ExactJson | undefined {
     if (depth > 1_000) fail();
     space();
     const rest = text.slice(at, at + 9);
-    for (const [word, result] of [['null', null], ['true', true], ['false', false]] as const) {
+    for (const [word, result] of [
+      ['null', null],
+      ['true', true],
+      ['false', false],
+    ] as const) {
       if (rest.startsWith(word)) {
         at += word.length;
         return result;

@@ -16,9 +16,13 @@ export function parseTests(inputOutput: unknown): ParsedTests {
       return { ok: false, message: `"input_output" is not valid JSON: ${(error as Error).message}` };
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: '"input_output" must be a JSON object with "inputs" and "outputs"' };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { ok: false, message: '"input_output" must be a JSON object with "inputs" and "outputs"' };
   const { inputs, outputs, fn_name: fnName } = value as Record<string, unknown>;
-  for (const [name, list] of [['inputs', inputs], ['outputs', outputs]] as const) {
+  for (const [name, list] of [
+    ['inputs', inputs],
+    ['outputs', outputs],
+  ] as const) {
     if (!Array.isArray(list)) return { ok: false, message: `"input_output.${name}" must be a list, got ${describe(list)}` };
     const bad = list.findIndex((item) => typeof item !== 'string');
     if (bad >= 0) return { ok: false, message: `"input_output.${name}[${bad}]" must be a string, got ${describe(list[bad])}` };
@@ -27,8 +31,10 @@ export function parseTests(inputOutput: unknown): ParsedTests {
   const outs = outputs as string[];
   if (ins.length !== outs.length) return { ok: false, message: `"input_output" has ${ins.length} inputs but ${outs.length} outputs` };
   if (ins.length === 0) return { ok: false, message: '"input_output" has no test cases' };
-  if (fnName !== undefined && fnName !== null && typeof fnName !== 'string') return { ok: false, message: `"input_output.fn_name" must be a string, got ${describe(fnName)}` };
-  if (typeof fnName === 'string' && fnName !== '' && !/^[A-Za-z_]\w*$/.test(fnName)) return { ok: false, message: `"input_output.fn_name" ${JSON.stringify(fnName)} is not a Python identifier` };
+  if (fnName !== undefined && fnName !== null && typeof fnName !== 'string')
+    return { ok: false, message: `"input_output.fn_name" must be a string, got ${describe(fnName)}` };
+  if (typeof fnName === 'string' && fnName !== '' && !/^[A-Za-z_]\w*$/.test(fnName))
+    return { ok: false, message: `"input_output.fn_name" ${JSON.stringify(fnName)} is not a Python identifier` };
   return { ok: true, tests: { inputs: ins, outputs: outs, fnName: fnName ?? '' } };
 }
 

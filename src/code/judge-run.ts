@@ -3,9 +3,7 @@ import { matchReturn } from './compare-return.js';
 import type { TestRun } from './run-test.js';
 
 /** One test's outcome: passed by a rule, or failed with a verdict and why. */
-export type TestOutcome =
-  | { status: 'passed'; rule: string }
-  | { status: 'wrong' | 'timeout' | 'runtime_error'; detail: string };
+export type TestOutcome = { status: 'passed'; rule: string } | { status: 'wrong' | 'timeout' | 'runtime_error'; detail: string };
 
 const STOPPED = {
   timeout: { status: 'timeout', detail: 'ran past its time limit' },
@@ -25,7 +23,8 @@ export function judgeRun(run: TestRun, expected: string, callMode: boolean): Tes
   if (cpu !== null) return { status: 'timeout', detail: cpu };
   // Killed by a signal (its own SIGKILL included) is never correct, whatever it printed first.
   if (run.signal !== null) return { status: 'runtime_error', detail: `killed by ${run.signal}${stderr ? `\n${stderr}` : ''}` };
-  if (run.code === null) return { status: 'runtime_error', detail: `the sandbox ended without the solution's exit status${stderr ? `\n${stderr}` : ''}` };
+  if (run.code === null)
+    return { status: 'runtime_error', detail: `the sandbox ended without the solution's exit status${stderr ? `\n${stderr}` : ''}` };
   if (run.code !== 0) return { status: 'runtime_error', detail: `crashed: exit status ${run.code}${stderr ? `\n${stderr}` : ''}` };
   const actual = run.stdout.toString('utf8');
   const rule = callMode ? matchReturn(actual, expected) : matchOutput(actual, expected);

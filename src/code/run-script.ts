@@ -38,6 +38,10 @@ export async function runScript(sandbox: CodeSandboxPool, code: string, limits: 
   if (run.kind !== 'exited') return { outcome: run.kind, exitCode: null, signal: null, stdout: '', stderr: run.stderr, elapsedMs: run.elapsedMs };
   return {
     outcome: cpuLimitKill(run) === null ? 'exited' : 'timeout',
-    exitCode: run.code, signal: run.signal, stdout: run.stdout.toString('utf8'), stderr: run.stderr, elapsedMs: run.elapsedMs,
+    exitCode: run.code,
+    signal: run.signal,
+    stdout: run.stdout.toString('utf8'),
+    stderr: run.stderr,
+    elapsedMs: run.elapsedMs,
   };
 }

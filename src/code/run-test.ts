@@ -15,7 +15,16 @@ export type TestRun =
    * reap the process (both null when the sandbox ended without saying), its own CPU seconds, whether its CPU-time
    * limit fired, and what it printed (call mode: its return value's JSON).
    */
-  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null; cpuSeconds: number; cpuLimit: boolean; stdout: Buffer; stderr: string; elapsedMs: number }
+  | {
+      kind: 'exited';
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      cpuSeconds: number;
+      cpuLimit: boolean;
+      stdout: Buffer;
+      stderr: string;
+      elapsedMs: number;
+    }
   /** It ran past its deadline, printed more than the limit or held more memory: the sandbox was killed, every process of it. */
   | { kind: Stop; stderr: string; elapsedMs: number };
 
@@ -95,7 +104,10 @@ export class SandboxSession {
   private polling = false;
   private testTimeout = 0;
 
-  constructor(private readonly launch: SandboxLaunch, job: SandboxJob) {
+  constructor(
+    private readonly launch: SandboxLaunch,
+    job: SandboxJob,
+  ) {
     const [command, ...args] = launch.argv;
     this.child = spawn(command!, args, {
       cwd: '/',
@@ -105,7 +117,14 @@ export class SandboxSession {
       stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', launch.seccompFilter ? 'pipe' : 'ignore'],
       ...(launch.uid === undefined ? {} : { uid: launch.uid, gid: launch.gid }),
     });
-    const [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel] = this.child.stdio as unknown as [Writable, Readable, Readable, Writable, Readable, Writable | null];
+    const [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel] = this.child.stdio as unknown as [
+      Writable,
+      Readable,
+      Readable,
+      Writable,
+      Readable,
+      Writable | null,
+    ];
     this.stdin = stdin;
     this.streams = [stdin, stdout, stderr, jobChannel, readyChannel, filterChannel];
     readyChannel.on('data', (chunk: Buffer) => this.onControl(chunk));
@@ -164,8 +183,14 @@ export class SandboxSession {
     return new Promise((resolve, reject) => {
       let settled = false;
       const test: CurrentTest = {
-        started: performance.now(), reused, output: new BoundedOutput(this.launch.maxOutputBytes), tail: new OutputTail(STDERR_TAIL),
-        ready: false, outBytes: 0, errBytes: 0, timers: [],
+        started: performance.now(),
+        reused,
+        output: new BoundedOutput(this.launch.maxOutputBytes),
+        tail: new OutputTail(STDERR_TAIL),
+        ready: false,
+        outBytes: 0,
+        errBytes: 0,
+        timers: [],
         settle: () => {
           if (settled) return;
           settled = true;
@@ -176,7 +201,12 @@ export class SandboxSession {
             this.kill();
             if (reused) return resolve(NOT_READY);
             const how = this.exit ? (this.exit.signal ?? `status ${this.exit.code}`) : 'no exit';
-            return reject(this.failure ?? new SandboxFailure(`${this.launch.argv[0]} ended (${how}) before the sandbox was ready: ${test.tail.text().trim() || 'no error output'}`));
+            return reject(
+              this.failure ??
+                new SandboxFailure(
+                  `${this.launch.argv[0]} ended (${how}) before the sandbox was ready: ${test.tail.text().trim() || 'no error output'}`,
+                ),
+            );
           }
           if (test.stopped) return resolve({ kind: test.stopped, stderr: test.tail.text(), elapsedMs });
           const end = solutionEnd(test.report ?? '');
@@ -189,9 +219,11 @@ export class SandboxSession {
       if (this.failure || this.exit) return test.settle();
       // Both limits count the time this process ran, not a freeze of it and the sandbox under it (running-budget.ts):
       // a stalled worker must not judge a correct answer a timeout.
-      test.timers.push(startRunningBudget(readyTimeoutMs, () => {
-        if (!test.ready) test.settle();
-      }));
+      test.timers.push(
+        startRunningBudget(readyTimeoutMs, () => {
+          if (!test.ready) test.settle();
+        }),
+      );
       const bytes = Buffer.from(input, 'utf8');
       this.stdin.write(`${bytes.length}\n`);
       this.stdin.write(bytes);

@@ -27,12 +27,22 @@ const FLOOR_SYSCALLS: Record<string, { pivotRootSyscall: number; capsetSyscall: 
 };
 
 /** The job for one answer's code under `tool`, with the row's limits and the pool's. */
-export function sandboxJob(code: string, fnName: string, limits: { timeoutS: number; memoryMb: number }, tool: IsolationTool, config: SandboxConfig): SandboxJob {
+export function sandboxJob(
+  code: string,
+  fnName: string,
+  limits: { timeoutS: number; memoryMb: number },
+  tool: IsolationTool,
+  config: SandboxConfig,
+): SandboxJob {
   const floorSyscalls = FLOOR_SYSCALLS[process.arch];
   if (!floorSyscalls) throw new RangeError(`the code sandbox runs on x64 and arm64, not ${process.arch}`);
   return {
-    code, fnName, ...limits,
-    maxProcesses: config.maxProcesses, maxFileBytes: config.maxFileBytes, maxOpenFiles: config.maxOpenFiles,
+    code,
+    fnName,
+    ...limits,
+    maxProcesses: config.maxProcesses,
+    maxFileBytes: config.maxFileBytes,
+    maxOpenFiles: config.maxOpenFiles,
     seccomp: tool === 'unshare' ? seccompFilterHex() : '',
     floor: tool === 'unshare' ? { extraTrees: interpreterTree(config.python), ...floorSyscalls } : null,
   };
@@ -46,7 +56,16 @@ const seccompFilterHex = (): string => (filterHex ??= seccompFilter().toString('
  * so that the launcher needs no json module, whose import would cost more than the rest of its start.
  */
 export function encodeJob(job: SandboxJob): Buffer {
-  const fields = [job.fnName, job.timeoutS, job.memoryMb, job.maxProcesses, job.maxFileBytes, job.maxOpenFiles, job.seccomp, job.floor ? JSON.stringify(job.floor) : ''];
+  const fields = [
+    job.fnName,
+    job.timeoutS,
+    job.memoryMb,
+    job.maxProcesses,
+    job.maxFileBytes,
+    job.maxOpenFiles,
+    job.seccomp,
+    job.floor ? JSON.stringify(job.floor) : '',
+  ];
   return Buffer.concat([Buffer.from(fields.map(String).join('\0') + '\0', 'utf8'), Buffer.from(job.code, 'utf8')]);
 }
 

@@ -3,7 +3,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** The processes whose parent is `parent`: its children file, else a scan of /proc (kernels without CONFIG_PROC_CHILDREN). */
 export function childrenOf(parent: number): number[] {
   try {
-    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(' ').filter((pid) => pid !== '').map(Number);
+    return readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8')
+      .trim()
+      .split(' ')
+      .filter((pid) => pid !== '')
+      .map(Number);
   } catch {
     // No children file: scan.
   }

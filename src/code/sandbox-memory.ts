@@ -21,21 +21,31 @@ export async function sandboxMemoryBytes(init: number, limitBytes?: number): Pro
     return undefined;
   }
   const pids = names.filter((name) => /^\d+$/.test(name));
-  const files = sum(await Promise.all(TMPFS.map(async (mount) => {
-    const stats = await statfs(`${root}/${mount}`).catch(() => undefined);
-    return stats === undefined ? 0 : (stats.blocks - stats.bfree) * stats.bsize;
-  })));
+  const files = sum(
+    await Promise.all(
+      TMPFS.map(async (mount) => {
+        const stats = await statfs(`${root}/${mount}`).catch(() => undefined);
+        return stats === undefined ? 0 : (stats.blocks - stats.bfree) * stats.bsize;
+      }),
+    ),
+  );
   // Resident sizes first (status: the kernel's counters, no walk): their sum is at least the PSS sum, so under
   // the limit it answers; only a sandbox near its limit pays for smaps_rollup, which walks each memory map.
-  const resident = sum(await Promise.all(pids.map(async (pid) => {
-    const status = await readFile(`${root}/proc/${pid}/status`, 'utf8').catch(() => '');
-    return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) * 1024;
-  })));
+  const resident = sum(
+    await Promise.all(
+      pids.map(async (pid) => {
+        const status = await readFile(`${root}/proc/${pid}/status`, 'utf8').catch(() => '');
+        return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) * 1024;
+      }),
+    ),
+  );
   if (limitBytes !== undefined && resident + files <= limitBytes) return resident + files;
-  const proportional = await Promise.all(pids.map(async (pid) => {
-    const rollup = await readFile(`${root}/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
-    return Number(/^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1] ?? 0) * 1024;
-  }));
+  const proportional = await Promise.all(
+    pids.map(async (pid) => {
+      const rollup = await readFile(`${root}/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+      return Number(/^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1] ?? 0) * 1024;
+    }),
+  );
   return sum(proportional) + files;
 }
 

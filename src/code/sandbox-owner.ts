@@ -23,10 +23,13 @@ export function sandboxOwner(): { uid?: number; gid?: number } {
 function mappedId(mapFile: string): number | undefined {
   let ranges: Array<[number, number]>;
   try {
-    ranges = readFileSync(mapFile, 'utf8').trim().split('\n').map((line) => {
-      const [inside, , count] = line.trim().split(/\s+/).map(Number);
-      return [inside ?? 0, (inside ?? 0) + (count ?? 0)];
-    });
+    ranges = readFileSync(mapFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [inside, , count] = line.trim().split(/\s+/).map(Number);
+        return [inside ?? 0, (inside ?? 0) + (count ?? 0)];
+      });
   } catch {
     return undefined;
   }

@@ -81,10 +81,17 @@ export class CodeSandboxPool {
     const argv = sandboxArgv(tool, this.config);
     argv[0] = resolveTool(tool);
     const job = sandboxJob(answer.code, answer.fnName, { timeoutS: answer.timeoutS, memoryMb: answer.memoryMb }, tool, this.config);
-    return new SandboxSession({
-      argv, ...sandboxOwner(), setupTimeoutMs: SETUP_TIMEOUT_MS, maxOutputBytes: this.config.maxOutputBytes, memoryLimitBytes: answer.memoryMb * 1024 * 1024,
-      ...(tool === 'bwrap' ? { seccompFilter: (this.filter ??= seccompFilter()) } : {}),
-    }, job);
+    return new SandboxSession(
+      {
+        argv,
+        ...sandboxOwner(),
+        setupTimeoutMs: SETUP_TIMEOUT_MS,
+        maxOutputBytes: this.config.maxOutputBytes,
+        memoryLimitBytes: answer.memoryMb * 1024 * 1024,
+        ...(tool === 'bwrap' ? { seccompFilter: (this.filter ??= seccompFilter()) } : {}),
+      },
+      job,
+    );
   }
 
   private async runWith(tool: IsolationTool, answer: AnswerCode, input: string, timeoutMs: number): Promise<TestRun> {
@@ -154,11 +161,14 @@ export class AnswerTests {
   private current: SandboxSession | undefined;
   private closed = false;
 
-  constructor(private readonly pool: CodeSandboxPool, private readonly code: AnswerCode) {}
+  constructor(
+    private readonly pool: CodeSandboxPool,
+    private readonly code: AnswerCode,
+  ) {}
 
   /** Runs the next test: in the answer's sandbox while it can take one, else in a fresh one. */
   async run(input: string, timeoutMs: number): Promise<TestRun> {
-    if (this.closed) throw new Error('the answer\'s tests are closed');
+    if (this.closed) throw new Error("the answer's tests are closed");
     const tool = await this.pool.tool();
     this.release ??= await this.pool.acquirePlace();
     const started = performance.now();

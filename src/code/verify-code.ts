@@ -23,7 +23,11 @@ export async function verifyCodeAnswer(task: CodeTask, prediction: string, optio
   const total = task.tests.inputs.length;
   const code = extractCode(prediction);
   const verdict = (fields: Omit<CodeVerdict, 'equal' | 'predicted' | 'total' | 'elapsedMs'>): CodeVerdict => ({
-    equal: fields.status === 'correct', predicted: code, total, ...fields, elapsedMs: performance.now() - started,
+    equal: fields.status === 'correct',
+    predicted: code,
+    total,
+    ...fields,
+    elapsedMs: performance.now() - started,
   });
   if (code === null) return verdict({ status: 'no_answer', passed: 0, detail: 'no fenced code block of at least 20 characters' });
 
@@ -44,7 +48,8 @@ export async function verifyCodeAnswer(task: CodeTask, prediction: string, optio
   async function runTests(): Promise<CodeVerdict> {
     for (let index = 0; index < total; index++) {
       const test = `test ${index + 1} of ${total}`;
-      if (budgetMs <= 0) return verdict({ status: 'timeout', passed: index, detail: `the answer ran past its overall limit after ${index} of ${total} tests` });
+      if (budgetMs <= 0)
+        return verdict({ status: 'timeout', passed: index, detail: `the answer ran past its overall limit after ${index} of ${total} tests` });
       const overall = budgetMs < timeoutS * 1000;
       const run = await tests.run(task.tests.inputs[index] ?? '', Math.min(timeoutS * 1000, budgetMs));
       budgetMs -= run.elapsedMs;
@@ -58,4 +63,3 @@ export async function verifyCodeAnswer(task: CodeTask, prediction: string, optio
     return verdict({ status: 'correct', passed: total, detail: `all ${total} tests passed (${[...rules].join(', ')})` });
   }
 }
-

@@ -47,7 +47,10 @@ export async function consumeBatch(pool: pg.Pool, databaseUrl: string, request: 
 }
 
 async function batchRows(pool: pg.Pool, batch: ClaimedBatch): Promise<ExportedTrajectory[]> {
-  const rows = await readTrajectoriesById(pool, batch.trajectories.map((t) => t.trajectoryId));
+  const rows = await readTrajectoriesById(
+    pool,
+    batch.trajectories.map((t) => t.trajectoryId),
+  );
   const claims = new Map(batch.trajectories.map((t) => [t.trajectoryId, t]));
   return rows.map((row) => {
     const claim = claims.get(row.trajectory_id)!;

@@ -14,7 +14,10 @@ const text = z
   .max(MAX_FIELD_CHARS, { error: (issue) => `is over the 1 MB field limit (${String((issue.input as string).length)} characters)` })
   .refine((value) => value.trim() !== '', 'is empty');
 const positive = z.number({ error: (issue) => `must be a number, got ${typeOf(issue.input)}` }).positive('must be positive');
-const taskId = z.number({ error: (issue) => `must be an integer, got ${typeOf(issue.input)}` }).int().optional();
+const taskId = z
+  .number({ error: (issue) => `must be an integer, got ${typeOf(issue.input)}` })
+  .int()
+  .optional();
 
 /** Adds a zod issue for every problem of a test-case field, and returns the task when there is none. */
 function tests(context: z.RefinementCtx, raw: unknown, field: string, limits: Omit<CodeTask, 'tests'> = {}): CodeTask | undefined {
@@ -41,10 +44,14 @@ function jsonList(context: z.RefinementCtx, raw: string | undefined, field: stri
 
 export const arealCode = z
   .object({
-    query_id: text, prompt: text, task: z.literal('code'), task_id: taskId,
+    query_id: text,
+    prompt: text,
+    task: z.literal('code'),
+    task_id: taskId,
     input_output: z.unknown().optional(),
     solutions: z.array(z.string({ error: (issue) => `must be a string, got ${typeOf(issue.input)}` })).optional(),
-    timeout: positive.optional(), memory: positive.optional(),
+    timeout: positive.optional(),
+    memory: positive.optional(),
   })
   .transform((row, context): RowProblem => {
     const limits = { ...(row.timeout === undefined ? {} : { timeoutS: row.timeout }), ...(row.memory === undefined ? {} : { memoryMb: row.memory }) };
@@ -55,31 +62,51 @@ export const arealCode = z
 /** APPS and TACO: `question`, `starter_code`, `solutions` and `input_output` as JSON strings; call-based rows hold argument lists. */
 export const apps = z
   .object({
-    question: text, input_output: z.string({ error: () => 'must be a JSON string' }), solutions: z.string().optional(),
-    starter_code: z.string().optional(), problem_id: z.union([z.string(), z.number()]).optional(), task_id: taskId,
+    question: text,
+    input_output: z.string({ error: () => 'must be a JSON string' }),
+    solutions: z.string().optional(),
+    starter_code: z.string().optional(),
+    problem_id: z.union([z.string(), z.number()]).optional(),
+    task_id: taskId,
   })
   .transform((row, context): RowProblem => {
     const gold = jsonList(context, row.solutions, 'solutions').filter((s): s is string => typeof s === 'string');
     const code = tests(context, appsTests(row.input_output), 'input_output');
     return {
-      id: row.problem_id === undefined ? undefined : `apps-${String(row.problem_id)}`, taskId: row.task_id,
-      problem: withStarter(row.question, row.starter_code), gold, source: 'apps', ...(code ? { code } : {}),
+      id: row.problem_id === undefined ? undefined : `apps-${String(row.problem_id)}`,
+      taskId: row.task_id,
+      problem: withStarter(row.question, row.starter_code),
+      gold,
+      source: 'apps',
+      ...(code ? { code } : {}),
     };
   });
 
 /** LiveCodeBench code generation: public (and, when plain JSON, private) test cases; `metadata.func_name` for functional ones. */
 export const livecodebench = z
   .object({
-    question_id: z.union([z.string(), z.number()]), question_content: text, starter_code: z.string().optional(),
-    public_test_cases: z.string({ error: () => 'must be a JSON string' }), private_test_cases: z.string().optional(), metadata: z.string().optional(),
+    question_id: z.union([z.string(), z.number()]),
+    question_content: text,
+    starter_code: z.string().optional(),
+    public_test_cases: z.string({ error: () => 'must be a JSON string' }),
+    private_test_cases: z.string().optional(),
+    metadata: z.string().optional(),
   })
   .transform((row, context): RowProblem => {
     // Private cases usually ship zlib-compressed and pickled; only plain JSON ones are read.
-    const cases = [...jsonList(context, row.public_test_cases, 'public_test_cases'), ...plainJsonList(row.private_test_cases)] as Array<Record<string, unknown>>;
+    const cases = [...jsonList(context, row.public_test_cases, 'public_test_cases'), ...plainJsonList(row.private_test_cases)] as Array<
+      Record<string, unknown>
+    >;
     const fnName = cases.some((c) => c?.testtype === 'functional') ? metadataFunction(row.metadata) : '';
     if (fnName === '' && cases.some((c) => c?.testtype === 'functional')) missing(context, 'metadata.func_name');
     const code = tests(context, { inputs: cases.map((c) => c?.input), outputs: cases.map((c) => c?.output), fn_name: fnName }, 'public_test_cases');
-    return { id: `lcb-${String(row.question_id)}`, problem: withStarter(row.question_content, row.starter_code), gold: [], source: 'livecodebench', ...(code ? { code } : {}) };
+    return {
+      id: `lcb-${String(row.question_id)}`,
+      problem: withStarter(row.question_content, row.starter_code),
+      gold: [],
+      source: 'livecodebench',
+      ...(code ? { code } : {}),
+    };
   });
 
 function missing(context: z.RefinementCtx, field: string): undefined {

@@ -14,7 +14,10 @@ export class RowCollector {
   private readonly stem: string;
   private readonly limit: number;
 
-  constructor(private readonly file: string, limit = Number.POSITIVE_INFINITY) {
+  constructor(
+    private readonly file: string,
+    limit = Number.POSITIVE_INFINITY,
+  ) {
     if (limit !== Number.POSITIVE_INFINITY && !(Number.isInteger(limit) && limit >= 0)) {
       throw new RangeError(`limit must be a non-negative integer, got ${String(limit)}`);
     }

@@ -25,7 +25,8 @@ export function rowEnvironment(record: Record<string, unknown>): { ok: true; val
   if ('environment' in record && record.environment !== undefined) {
     const name = record.environment;
     if (typeof name !== 'string') return { ok: false, message: `"environment" must be a string, got ${typeOf(name)}` };
-    if (!ENVIRONMENT_NAME.test(name)) return { ok: false, message: '"environment" must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
+    if (!ENVIRONMENT_NAME.test(name))
+      return { ok: false, message: '"environment" must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' };
     value.environment = name;
   }
   if ('environment_args' in record && record.environment_args !== undefined) {

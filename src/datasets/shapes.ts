@@ -70,7 +70,12 @@ const areal = z
 export const schemas = { gsm8k, math, areal, areal_code: arealCode, apps, livecodebench } as const;
 
 export const shapeNames: Record<Shape, string> = {
-  gsm8k: 'GSM8K', math: 'MATH', areal: 'AReaL', areal_code: 'AReaL code', apps: 'APPS/TACO', livecodebench: 'LiveCodeBench',
+  gsm8k: 'GSM8K',
+  math: 'MATH',
+  areal: 'AReaL',
+  areal_code: 'AReaL code',
+  apps: 'APPS/TACO',
+  livecodebench: 'LiveCodeBench',
 };
 
 /**

@@ -12,11 +12,11 @@ export function codeEnvironment(sandbox: CodeSandboxPool): Environment {
   return {
     name: 'code',
     slowSteps: true,
-    reset: async (task) => isRenderedPrompt(task.problem)
-      ? { renderedPrompt: task.problem }
-      : { messages: [{ role: 'user', content: codeUserMessage(task.problem) }] },
+    reset: async (task) =>
+      isRenderedPrompt(task.problem) ? { renderedPrompt: task.problem } : { messages: [{ role: 'user', content: codeUserMessage(task.problem) }] },
     step: async (task, action) => {
-      if (!task.code) throw new EnvironmentFailure(`trajectory ${task.trajectoryId} uses the code environment but its request has no \`code\` tests`, 'data');
+      if (!task.code)
+        throw new EnvironmentFailure(`trajectory ${task.trajectoryId} uses the code environment but its request has no \`code\` tests`, 'data');
       const verdict = await verifyCodeAnswer(task.code, action.text, { sandbox });
       return judged(verdict.status, verdict.equal, verdict.predicted, verdict.detail);
     },

@@ -55,6 +55,7 @@ export function workerEnvironments(deps: { verifier: VerifierPool; sandbox: Code
 export function unknownEnvironment(name: string, environments: EnvironmentSet): EnvironmentFailure {
   return new EnvironmentFailure(
     `no environment "${name}": the CPU worker runs ${environments.names().join(', ')}, and no worker has polled the task queue ${environmentTaskQueue(name)}`,
-    'data', { failureType: FailureType.UnknownEnvironment },
+    'data',
+    { failureType: FailureType.UnknownEnvironment },
   );
 }

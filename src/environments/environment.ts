@@ -97,7 +97,11 @@ export class EnvironmentFailure extends Error {
   readonly failureType: string;
   /** Whether the step is tried again (by default: infrastructure failures are, data failures are not). */
   readonly retryable: boolean;
-  constructor(message: string, readonly failureClass: 'data' | 'infrastructure', options: { failureType?: string; retryable?: boolean } = {}) {
+  constructor(
+    message: string,
+    readonly failureClass: 'data' | 'infrastructure',
+    options: { failureType?: string; retryable?: boolean } = {},
+  ) {
     super(message);
     this.failureType = options.failureType ?? (failureClass === 'data' ? 'EnvironmentDataError' : 'EnvironmentError');
     this.retryable = options.retryable ?? failureClass === 'infrastructure';

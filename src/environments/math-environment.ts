@@ -23,7 +23,12 @@ export function mathEnvironment(verifier: VerifierPool): Environment {
 /** A judged answer as the seed answers it: ±1 and the feedback sentence, the episode going on. */
 export function judged(verdict: string, success: boolean, predicted: string | null, detail: string | undefined): StepResult {
   return {
-    observations: [{ role: 'user', content: feedbackText(success) }], reward: success ? 1 : -1, success, done: false, verdict, predicted,
+    observations: [{ role: 'user', content: feedbackText(success) }],
+    reward: success ? 1 : -1,
+    success,
+    done: false,
+    verdict,
+    predicted,
     ...(detail === undefined ? {} : { detail }),
   };
 }

@@ -21,16 +21,23 @@ export interface MathAnswer {
  * so it fails the trajectory (`VerifierError`, data) instead of scoring it — unless the caller keeps the verdict first.
  */
 export async function judgeMathAnswer(
-  verifier: VerifierPool, answer: MathAnswer, options: VerifierOptions = {}, onError: 'fail' | 'keep' = 'fail',
+  verifier: VerifierPool,
+  answer: MathAnswer,
+  options: VerifierOptions = {},
+  onError: 'fail' | 'keep' = 'fail',
 ): Promise<Verdict> {
   const verdict = await verifier.verify([...answer.gold], answer.text, options);
   if (verdict.status === 'timeout' && answer.attempt <= VERIFIER_TIMEOUT_RETRIES) {
-    throw new EnvironmentFailure(`verifying ${answer.trajectoryId} turn ${answer.turn} ran past its budget`, 'infrastructure', { failureType: FailureType.VerifierTimeout });
+    throw new EnvironmentFailure(`verifying ${answer.trajectoryId} turn ${answer.turn} ran past its budget`, 'infrastructure', {
+      failureType: FailureType.VerifierTimeout,
+    });
   }
   if (verdict.status === 'error' && onError === 'fail') throw verifierFailed(answer, verdict.detail);
   return verdict;
 }
 
 export function verifierFailed(answer: Pick<MathAnswer, 'trajectoryId' | 'turn'>, detail: string | undefined): EnvironmentFailure {
-  return new EnvironmentFailure(`verifier failed on ${answer.trajectoryId} turn ${answer.turn}: ${detail ?? 'unknown error'}`, 'data', { failureType: FailureType.VerifierError });
+  return new EnvironmentFailure(`verifier failed on ${answer.trajectoryId} turn ${answer.turn}: ${detail ?? 'unknown error'}`, 'data', {
+    failureType: FailureType.VerifierError,
+  });
 }

@@ -51,7 +51,11 @@ export function mathPythonToolEnvironment(deps: MathPythonToolDeps): Environment
   /** The verdict of a stated answer, by the one math rule (src/environments/math-judge.ts). */
   const judge = (task: EnvironmentTask, action: TurnAction, text: string): Promise<Verdict> => {
     const extraction = task.answerExtraction ?? deps.extraction;
-    return judgeMathAnswer(deps.verifier, { trajectoryId: task.trajectoryId, turn: action.turn, gold: task.gold, text, attempt: action.attempt }, extraction ? { extraction } : {});
+    return judgeMathAnswer(
+      deps.verifier,
+      { trajectoryId: task.trajectoryId, turn: action.turn, gold: task.gold, text, attempt: action.attempt },
+      extraction ? { extraction } : {},
+    );
   };
 
   return {
@@ -71,8 +75,13 @@ export function mathPythonToolEnvironment(deps: MathPythonToolDeps): Environment
       }
       if (code !== null) return toolCall(await runScript(deps.sandbox, code, limits), code, limits.timeoutS, maxChars);
       return {
-        observations: [{ role: 'user', content: FORMAT_REMINDER }], reward: -1, success: false, done: false,
-        verdict: 'no_answer', predicted: null, detail: 'no ```python block and no final answer',
+        observations: [{ role: 'user', content: FORMAT_REMINDER }],
+        reward: -1,
+        success: false,
+        done: false,
+        verdict: 'no_answer',
+        predicted: null,
+        detail: 'no ```python block and no final answer',
       };
     },
   };
@@ -80,7 +89,12 @@ export function mathPythonToolEnvironment(deps: MathPythonToolDeps): Environment
 
 function finalAnswer(verdict: Verdict): StepResult {
   return {
-    observations: [], reward: verdict.equal ? 1 : -1, success: verdict.equal, done: true, verdict: verdict.status, predicted: verdict.predicted,
+    observations: [],
+    reward: verdict.equal ? 1 : -1,
+    success: verdict.equal,
+    done: true,
+    verdict: verdict.status,
+    predicted: verdict.predicted,
     ...(verdict.detail === undefined ? {} : { detail: verdict.detail }),
   };
 }
@@ -90,12 +104,24 @@ function toolCall(run: ScriptRun, code: string, timeoutS: number, maxChars: numb
   const full = [run.stdout.trimEnd(), stderrTail(run.stderr), status ?? ''].filter((part) => part !== '').join('\n') || '(no output)';
   const content = bounded(full, maxChars);
   const info: { [key: string]: JsonValue } = {
-    outcome: run.outcome, exitCode: run.exitCode, signal: run.signal, timedOut: run.outcome === 'timeout',
-    stdoutChars: run.stdout.length, stderrChars: run.stderr.length, outputChars: full.length, truncated: content.length < full.length,
+    outcome: run.outcome,
+    exitCode: run.exitCode,
+    signal: run.signal,
+    timedOut: run.outcome === 'timeout',
+    stdoutChars: run.stdout.length,
+    stderrChars: run.stderr.length,
+    outputChars: full.length,
+    truncated: content.length < full.length,
   };
   return {
-    observations: [{ role: 'tool', content }], reward: 0, success: false, done: false, verdict: 'tool_call', predicted: code,
-    detail: status ?? 'the program ran to its end', info,
+    observations: [{ role: 'tool', content }],
+    reward: 0,
+    success: false,
+    done: false,
+    verdict: 'tool_call',
+    predicted: code,
+    detail: status ?? 'the program ran to its end',
+    info,
   };
 }
 

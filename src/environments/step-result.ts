@@ -12,20 +12,26 @@ export const MAX_VERDICT_CHARS = 64;
 export function checkStepResult(value: unknown, where: string): StepResult {
   const result = record(value, where);
   const observations = messages(result.observations, `${where}.observations`, 0);
-  if (typeof result.reward !== 'number' || !Number.isFinite(result.reward)) malformed(`${where}.reward must be a finite number, got ${show(result.reward)}`);
+  if (typeof result.reward !== 'number' || !Number.isFinite(result.reward))
+    malformed(`${where}.reward must be a finite number, got ${show(result.reward)}`);
   if (typeof result.success !== 'boolean') malformed(`${where}.success must be a boolean, got ${show(result.success)}`);
   if (typeof result.done !== 'boolean') malformed(`${where}.done must be a boolean, got ${show(result.done)}`);
   if (typeof result.verdict !== 'string' || result.verdict.length === 0 || result.verdict.length > MAX_VERDICT_CHARS) {
     malformed(`${where}.verdict must be a label of 1 to ${MAX_VERDICT_CHARS} characters, got ${show(result.verdict)}`);
   }
   for (const key of ['predicted', 'detail'] as const) {
-    if (result[key] !== undefined && result[key] !== null && typeof result[key] !== 'string') malformed(`${where}.${key} must be a string or null, got ${show(result[key])}`);
+    if (result[key] !== undefined && result[key] !== null && typeof result[key] !== 'string')
+      malformed(`${where}.${key} must be a string or null, got ${show(result[key])}`);
   }
   if (result.info !== undefined && result.info !== null) jsonOnly(record(result.info, `${where}.info`), `${where}.info`);
   observationSize(observations, `${where}.observations`);
   if (result.state !== undefined) stateSize(result.state, `${where}.state`);
   return {
-    observations, reward: result.reward as number, success: result.success as boolean, done: result.done as boolean, verdict: result.verdict as string,
+    observations,
+    reward: result.reward as number,
+    success: result.success as boolean,
+    done: result.done as boolean,
+    verdict: result.verdict as string,
     predicted: (result.predicted as string | null | undefined) ?? null,
     ...(typeof result.detail === 'string' ? { detail: result.detail } : {}),
     info: (result.info ?? {}) as { [key: string]: JsonValue },
@@ -53,7 +59,10 @@ function observationSize(list: readonly ObservationMessage[], where: string): vo
 function stateSize(state: unknown, where: string): void {
   jsonOnly(state, where);
   const bytes = Buffer.byteLength(JSON.stringify(state), 'utf8');
-  if (bytes > MAX_STATE_BYTES) malformed(`${where} is ${bytes} bytes of JSON, over the ${MAX_STATE_BYTES} a state may hold (keep large things in the environment, keyed by the trajectory id)`);
+  if (bytes > MAX_STATE_BYTES)
+    malformed(
+      `${where} is ${bytes} bytes of JSON, over the ${MAX_STATE_BYTES} a state may hold (keep large things in the environment, keyed by the trajectory id)`,
+    );
 }
 
 /** Fails on anything JSON would not give back as itself: undefined, functions, BigInt, NaN, class instances, cycles. */
@@ -70,7 +79,8 @@ function jsonOnly(value: unknown, where: string, seen: Set<object> = new Set()):
     value.forEach((item, i) => jsonOnly(item, `${where}[${i}]`, seen));
   } else {
     const prototype = Object.getPrototypeOf(value);
-    if (prototype !== Object.prototype && prototype !== null) malformed(`${where} is a ${value.constructor?.name ?? 'class instance'}, not a plain JSON object`);
+    if (prototype !== Object.prototype && prototype !== null)
+      malformed(`${where} is a ${value.constructor?.name ?? 'class instance'}, not a plain JSON object`);
     for (const [key, item] of Object.entries(value)) jsonOnly(item, `${where}.${key}`, seen);
   }
   seen.delete(value);
@@ -81,7 +91,8 @@ function messages(value: unknown, where: string, atLeast: number): ObservationMe
   if (value.length < atLeast) malformed(`${where} must hold at least ${atLeast} message`);
   return value.map((item, i) => {
     const message = record(item, `${where}[${i}]`);
-    if (typeof message.role !== 'string' || !/^[a-z_]{1,32}$/.test(message.role)) malformed(`${where}[${i}].role must be a chat role such as user or tool, got ${show(message.role)}`);
+    if (typeof message.role !== 'string' || !/^[a-z_]{1,32}$/.test(message.role))
+      malformed(`${where}[${i}].role must be a chat role such as user or tool, got ${show(message.role)}`);
     if (typeof message.content !== 'string') malformed(`${where}[${i}].content must be a string, got ${show(message.content)}`);
     return { role: message.role, content: message.content };
   });

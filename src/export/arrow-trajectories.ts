@@ -51,19 +51,22 @@ export async function writeParquetFile(rows: Rows, out: Writable, options: Expor
   const rowsPerBatch = options.rowsPerBatch ?? ROWS_PER_BATCH;
   const chunks = rowChunks(rows, rowsPerBatch);
   let count = 0;
-  const batches = new ReadableStream<parquet.RecordBatch>({
-    async pull(controller) {
-      const next = await chunks.next();
-      if (next.done) return controller.close();
-      count += next.value.length;
-      const table = wasmTable(next.value);
-      controller.enqueue(table.recordBatch(0)!);
-      table.free();
+  const batches = new ReadableStream<parquet.RecordBatch>(
+    {
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) return controller.close();
+        count += next.value.length;
+        const table = wasmTable(next.value);
+        controller.enqueue(table.recordBatch(0)!);
+        table.free();
+      },
+      async cancel() {
+        await chunks.return(undefined);
+      },
     },
-    async cancel() {
-      await chunks.return(undefined);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   const bytes = await parquet.transformParquetStream(batches, writerProperties(rowsPerBatch));
   for await (const chunk of bytes as ReadableStream<Uint8Array>) await writeBytes(out, chunk);
   return count;
@@ -105,7 +108,10 @@ const NOTHING_QUEUED = Symbol('nothing queued');
 class QueuedBytes {
   private pending?: Promise<IteratorResult<Uint8Array>>;
 
-  constructor(private readonly source: AsyncIterator<Uint8Array>, private readonly out: Writable) {}
+  constructor(
+    private readonly source: AsyncIterator<Uint8Array>,
+    private readonly out: Writable,
+  ) {}
 
   /** Writes what is queued, then returns; with untilClosed, waits for the writer to close. */
   async flush({ untilClosed = false } = {}): Promise<void> {

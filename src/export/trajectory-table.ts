@@ -1,5 +1,20 @@
 import {
-  Bool, type Data, type DataType, Field, Float32, Float64, Int8, Int32, Int64, List, makeData, RecordBatch, Schema, Struct, Table, Utf8,
+  Bool,
+  type Data,
+  type DataType,
+  Field,
+  Float32,
+  Float64,
+  Int8,
+  Int32,
+  Int64,
+  List,
+  makeData,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  Utf8,
 } from 'apache-arrow';
 import type { ExportedTrajectory } from '../store/read/trajectory-export.js';
 
@@ -26,18 +41,22 @@ interface ColumnSpec {
 const COLUMNS: readonly ColumnSpec[] = [
   text('trajectory_id', (r) => r.trajectory_id, 'workflow id of the trajectory'),
   text('qid', (r) => r.qid, 'id of the question in its dataset'),
-  int64('task_id', (r) => r.task_id, true, 'the dataset row\'s integer task_id, when it has one'),
+  int64('task_id', (r) => r.task_id, true, "the dataset row's integer task_id, when it has one"),
   text('status', (r) => r.status, '"completed" or "failed" (failed rows have empty lists and an error)'),
   text('layout', (r) => r.layout, '"seed" (one sequence per turn) or "concat" (one sequence)'),
   nullableText('environment', (r) => r.environment, 'the environment it ran in ("math", "code", a user\'s); null when stored before environments'),
-  nullableText('end_reason', (r) => r.end_reason, '"turns", "done" (the environment ended it), "early_stop" or "context_exhausted"; null when failed'),
+  nullableText(
+    'end_reason',
+    (r) => r.end_reason,
+    '"turns", "done" (the environment ended it), "early_stop" or "context_exhausted"; null when failed',
+  ),
   nullableText('error', (r) => r.error ?? null, 'why a failed trajectory failed'),
   nullableText('failure_type', (r) => r.failure_type ?? null, 'failed only: the failure\'s type, e.g. "PolicyUnavailable", "ContextExhausted"'),
   nullableText('failure_class', (r) => r.failure_class ?? null, 'failed only: "infrastructure" (a rerun may succeed) or "data" (it cannot)'),
   nullableText('group_id', (r) => r.group_id ?? null, 'consumed batches only: the group (samples of one prompt)'),
   int64('birth_time', (r) => r.birth_time, false, 'start of the trajectory, ms since the Unix epoch'),
   int32('staleness', (r) => r.staleness ?? null, 'consumed batches only: version at hand-out minus oldest token version'),
-  bool('stale', (r) => r.stale ?? null, 'consumed batches only: staleness above the run\'s max_head_offpolicyness'),
+  bool('stale', (r) => r.stale ?? null, "consumed batches only: staleness above the run's max_head_offpolicyness"),
   float64('temperature', (r) => r.temperature, 'sampling temperature of every output token (0: greedy); null when unknown'),
   float64('top_p', (r) => r.top_p, 'top-p the output tokens were sampled with (1: off); null when unknown'),
   int32('top_k', (r) => r.top_k, 'top-k the output tokens were sampled with (-1: off); null when unknown'),
@@ -82,7 +101,10 @@ export function trajectoryBatch(rows: readonly Row[]): RecordBatch {
 function list(name: string, element: Element, get: (row: Row) => readonly (number | boolean)[], meaning: string): ColumnSpec {
   const type = new List(new Field('item', element, false));
   return {
-    name, type, nullable: false, meaning,
+    name,
+    type,
+    nullable: false,
+    meaning,
     build: (rows) => {
       const { valueOffsets, values } = pack(rows.map(get), (length) => new element.ArrayType(length));
       // makeData's overloads are per concrete type; Int32, Float32 and Int8 take the same props.
@@ -95,7 +117,9 @@ function list(name: string, element: Element, get: (row: Row) => readonly (numbe
 /** Concatenates the lists into one typed array; row i is values[offsets[i] .. offsets[i + 1]). */
 function pack<A extends PackedArray>(lists: readonly ArrayLike<number | boolean>[], allocate: (length: number) => A) {
   const valueOffsets = new Int32Array(lists.length + 1);
-  lists.forEach((items, i) => { valueOffsets[i + 1] = valueOffsets[i]! + items.length; });
+  lists.forEach((items, i) => {
+    valueOffsets[i + 1] = valueOffsets[i]! + items.length;
+  });
   const values = allocate(valueOffsets[lists.length]!);
   lists.forEach((items, i) => {
     const start = valueOffsets[i]!;
@@ -112,10 +136,16 @@ function text(name: string, get: (row: Row) => string, meaning: string): ColumnS
 function nullableText(name: string, get: (row: Row) => string | null, meaning: string): ColumnSpec {
   const encoder = new TextEncoder();
   return {
-    name, type: new Utf8(), nullable: true, meaning,
+    name,
+    type: new Utf8(),
+    nullable: true,
+    meaning,
     build: (rows) => {
       const strings = rows.map(get);
-      const { valueOffsets, values } = pack(strings.map((s) => encoder.encode(s ?? '')), (length) => new Uint8Array(length));
+      const { valueOffsets, values } = pack(
+        strings.map((s) => encoder.encode(s ?? '')),
+        (length) => new Uint8Array(length),
+      );
       return makeData({ type: new Utf8(), length: rows.length, valueOffsets, data: values, ...validity(strings) });
     },
   };
@@ -123,7 +153,10 @@ function nullableText(name: string, get: (row: Row) => string | null, meaning: s
 
 function int64(name: string, get: (row: Row) => number | null, nullable: boolean, meaning: string): ColumnSpec {
   return {
-    name, type: new Int64(), nullable, meaning,
+    name,
+    type: new Int64(),
+    nullable,
+    meaning,
     build: (rows) => {
       const numbers = rows.map(get);
       const data = BigInt64Array.from(numbers, (n) => BigInt(n ?? 0));
@@ -134,7 +167,10 @@ function int64(name: string, get: (row: Row) => number | null, nullable: boolean
 
 function int32(name: string, get: (row: Row) => number | null, meaning: string): ColumnSpec {
   return {
-    name, type: new Int32(), nullable: true, meaning,
+    name,
+    type: new Int32(),
+    nullable: true,
+    meaning,
     build: (rows) => {
       const numbers = rows.map(get);
       return makeData({ type: new Int32(), length: rows.length, data: Int32Array.from(numbers, (n) => n ?? 0), ...validity(numbers) });
@@ -144,7 +180,10 @@ function int32(name: string, get: (row: Row) => number | null, meaning: string):
 
 function float64(name: string, get: (row: Row) => number | null, meaning: string): ColumnSpec {
   return {
-    name, type: new Float64(), nullable: true, meaning,
+    name,
+    type: new Float64(),
+    nullable: true,
+    meaning,
     build: (rows) => {
       const numbers = rows.map(get);
       return makeData({ type: new Float64(), length: rows.length, data: Float64Array.from(numbers, (n) => n ?? 0), ...validity(numbers) });
@@ -154,7 +193,10 @@ function float64(name: string, get: (row: Row) => number | null, meaning: string
 
 function bool(name: string, get: (row: Row) => boolean | null, meaning: string): ColumnSpec {
   return {
-    name, type: new Bool(), nullable: true, meaning,
+    name,
+    type: new Bool(),
+    nullable: true,
+    meaning,
     build: (rows) => {
       const flags = rows.map(get);
       return makeData({ type: new Bool(), length: rows.length, data: bitmap(flags.map((f) => f === true)), ...validity(flags) });
@@ -172,6 +214,8 @@ function validity(values: readonly unknown[]): { nullCount: number; nullBitmap?:
 /** Least-significant bit first, as Arrow lays out validity and Bool buffers. */
 function bitmap(bits: readonly boolean[]): Uint8Array {
   const bytes = new Uint8Array(Math.ceil(bits.length / 8));
-  bits.forEach((bit, i) => { if (bit) bytes[i >> 3]! |= 1 << (i & 7); });
+  bits.forEach((bit, i) => {
+    if (bit) bytes[i >> 3]! |= 1 << (i & 7);
+  });
   return bytes;
 }

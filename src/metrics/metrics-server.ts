@@ -24,7 +24,9 @@ export async function startMetricsServer(options: { address: string; pool: pg.Po
       response.writeHead(404).end('see /metrics\n');
       return;
     }
-    void scrape(refresh, stored, options.sdkAddress).then((text) => response.writeHead(200, { 'content-type': Registry.PROMETHEUS_CONTENT_TYPE }).end(text));
+    void scrape(refresh, stored, options.sdkAddress).then((text) =>
+      response.writeHead(200, { 'content-type': Registry.PROMETHEUS_CONTENT_TYPE }).end(text),
+    );
   });
   server.listen(port, host);
   await new Promise<void>((resolve, reject) => {
@@ -34,19 +36,28 @@ export async function startMetricsServer(options: { address: string; pool: pg.Po
   const bound = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/metrics`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
 async function scrape(refresh: () => Promise<void>, stored: Registry, sdkAddress: string | undefined): Promise<string> {
   const parts = await Promise.all([
-    refresh().then(() => stored.metrics(), (error: Error) => `# ratchet stored metrics unavailable: ${error.message.replace(/\n/g, ' ')}\n`),
+    refresh().then(
+      () => stored.metrics(),
+      (error: Error) => `# ratchet stored metrics unavailable: ${error.message.replace(/\n/g, ' ')}\n`,
+    ),
     processRegistry.metrics(),
     // Bounded: an exporter that never answers must not hang the whole scrape.
-    sdkAddress ? fetch(`http://${sdkAddress}/metrics`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), (error: Error) => `# temporal sdk metrics unavailable: ${error.message}\n`) : '',
+    sdkAddress
+      ? fetch(`http://${sdkAddress}/metrics`, { signal: AbortSignal.timeout(2_000) }).then(
+          (r) => r.text(),
+          (error: Error) => `# temporal sdk metrics unavailable: ${error.message}\n`,
+        )
+      : '',
   ]);
   return parts.map((part) => (part.endsWith('\n') || part === '' ? part : `${part}\n`)).join('');
 }

@@ -7,7 +7,10 @@ import { PolicyUnavailable } from './policy-errors.js';
  * Short prompts of small token ids, valid in any vocabulary of a few thousand tokens; in Qwen3's they read
  * "The capital of France is" and "1 + 1 =". Two, so that one flat or peaked answer does not decide alone.
  */
-const PROBE_PROMPTS: readonly (readonly number[])[] = [[785, 6722, 315, 9625, 374], [16, 488, 220, 16, 284]];
+const PROBE_PROMPTS: readonly (readonly number[])[] = [
+  [785, 6722, 315, 9625, 374],
+  [16, 488, 220, 16, 284],
+];
 /** Top logprobs per answer: vLLM's default `--max-logprobs` is 20. */
 const PROBE_TOP = 8;
 
@@ -24,9 +27,14 @@ export async function probeServedLogprobs(backend: InferenceBackend, signal?: Ab
   const observations: ProbeObservation[] = [];
   try {
     for (const [prompt, inputIds] of PROBE_PROMPTS.entries()) {
-      const ask = (what: string, sampling: SamplingParameters) => backend.topLogprobs({
-        inputIds, sampling, count: PROBE_TOP, requestId: `ratchet-logprob-probe/${prompt}/${what}/${Date.now()}`, signal,
-      });
+      const ask = (what: string, sampling: SamplingParameters) =>
+        backend.topLogprobs({
+          inputIds,
+          sampling,
+          count: PROBE_TOP,
+          requestId: `ratchet-logprob-probe/${prompt}/${what}/${Date.now()}`,
+          signal,
+        });
       observations.push({
         plain: await ask('plain', DEFAULT_SAMPLING),
         tempered: await ask('tempered', { ...DEFAULT_SAMPLING, temperature: PROBE_TEMPERATURE }),

@@ -51,12 +51,16 @@ export function judgeServedLogprobs(observations: readonly ProbeObservation[]): 
   const temperature = agreed(ratios.map(temperatureVerdict));
   const truncation = agreed(shifts.map(truncationVerdict));
   const gaps = ratios.length === 0 ? 'no gap to measure' : `gaps ×${ratios.map((r) => r.toFixed(3)).join(', ×')}`;
-  const kept = shifts.length === 0 ? 'the kept tokens hold all the mass' : `top logprob moved ${shifts.map((m) => `${m.measured.toFixed(3)} of ${m.expected.toFixed(3)}`).join(', ')}`;
+  const kept =
+    shifts.length === 0
+      ? 'the kept tokens hold all the mass'
+      : `top logprob moved ${shifts.map((m) => `${m.measured.toFixed(3)} of ${m.expected.toFixed(3)}`).join(', ')}`;
   return {
     temperature,
     truncation,
-    evidence: `at temperature ${PROBE_TEMPERATURE}: ${gaps} (processed ×${1 / PROBE_TEMPERATURE}, raw ×1); `
-      + `at top-k ${PROBE_TOP_K}: ${kept} (processed all of it, raw none)`,
+    evidence:
+      `at temperature ${PROBE_TEMPERATURE}: ${gaps} (processed ×${1 / PROBE_TEMPERATURE}, raw ×1); ` +
+      `at top-k ${PROBE_TOP_K}: ${kept} (processed all of it, raw none)`,
   };
 }
 

@@ -14,7 +14,11 @@ export class PolicyUnavailable extends Error {
 export class PolicyRejectedRequest extends Error {
   override readonly name = 'PolicyRejectedRequest';
   readonly url: string;
-  constructor(url: string, readonly status: number, body: string) {
+  constructor(
+    url: string,
+    readonly status: number,
+    body: string,
+  ) {
     super(`inference server ${redactUrl(url)} rejected the request (HTTP ${status}): ${body.slice(0, 500)}`);
     this.url = redactUrl(url);
   }

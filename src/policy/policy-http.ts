@@ -31,7 +31,11 @@ export async function failureFor(url: string, response: Response): Promise<Error
 
 /** Sends a request and parses a 2xx JSON answer against `schema`; `stop` abandons it (rethrowing its reason). */
 export async function requestJson<T>(
-  url: string, init: RequestInit & { json?: unknown }, schema: z.ZodType<T>, timeoutMs = 30_000, stop?: AbortSignal,
+  url: string,
+  init: RequestInit & { json?: unknown },
+  schema: z.ZodType<T>,
+  timeoutMs = 30_000,
+  stop?: AbortSignal,
 ): Promise<T> {
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = stop ? AbortSignal.any([timeout, stop]) : timeout;

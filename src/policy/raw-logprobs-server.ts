@@ -8,7 +8,11 @@ import { redactUrl } from '../secrets/redact-url.js';
 export class RawLogprobsServer extends Error {
   override readonly name = 'RawLogprobsServer';
   readonly url: string;
-  constructor(url: string, readonly sampling: string, readonly reason: string) {
+  constructor(
+    url: string,
+    readonly sampling: string,
+    readonly reason: string,
+  ) {
     super(`inference server ${redactUrl(url)} refused a request sampled at ${sampling}: ${reason}`);
     this.url = redactUrl(url);
   }

@@ -43,8 +43,11 @@ const MAX_FRUITLESS_ABORTS = 20;
  * weights from context + those tokens, as AReaL's interruptible generation does.
  */
 export async function generateResumable(
-  backend: InferenceBackend, request: ResumableRequest, start: PartialOutput,
-  currentVersion: ServedVersion, onProgress: (output: PartialOutput) => void,
+  backend: InferenceBackend,
+  request: ResumableRequest,
+  start: PartialOutput,
+  currentVersion: ServedVersion,
+  onProgress: (output: PartialOutput) => void,
 ): Promise<ResumableResult> {
   const output: PartialOutput = { ids: [...start.ids], logprobs: [...start.logprobs], versions: [...start.versions] };
   let fruitlessAborts = 0;
@@ -55,21 +58,24 @@ export async function generateResumable(
     // server changes weights, and the next segment waits here until the new version is proven.
     const segmentVersion = await currentVersion();
     const before = output.ids.length;
-    const end = await backend.generate({
-      inputIds: output.ids.length === 0 ? request.context : [...request.context, ...output.ids],
-      maxNewTokens: remaining,
-      sampling: request.sampling,
-      requestId: `${request.requestId}/${segment}`,
-      signal: request.signal,
-    }, (chunk) => {
-      const version = chunk.weightVersion ?? segmentVersion;
-      for (let i = 0; i < chunk.ids.length; i++) {
-        output.ids.push(chunk.ids[i]!);
-        output.logprobs.push(chunk.logprobs[i] ?? 0);
-        output.versions.push(version);
-      }
-      onProgress(output);
-    });
+    const end = await backend.generate(
+      {
+        inputIds: output.ids.length === 0 ? request.context : [...request.context, ...output.ids],
+        maxNewTokens: remaining,
+        sampling: request.sampling,
+        requestId: `${request.requestId}/${segment}`,
+        signal: request.signal,
+      },
+      (chunk) => {
+        const version = chunk.weightVersion ?? segmentVersion;
+        for (let i = 0; i < chunk.ids.length; i++) {
+          output.ids.push(chunk.ids[i]!);
+          output.logprobs.push(chunk.logprobs[i] ?? 0);
+          output.versions.push(version);
+        }
+        onProgress(output);
+      },
+    );
     if (end.finishReason !== 'abort') {
       return { output, finishReason: end.finishReason, ...(end.cachedTokens === undefined ? {} : { cachedTokens: end.cachedTokens }) };
     }

@@ -9,24 +9,33 @@ import { policyServerAddress } from './server-credentials.js';
 import { SglangStreamDecoder } from './sglang-stream-decoder.js';
 import { runTokenStream } from './token-stream.js';
 
-
 // GET /get_model_info (http_server.py): model_path, tokenizer_path, is_generation, weight_version. Real SGLang does
 // not report the context length here; the simulated policy does, so it is read first when present.
-const modelInfo = z.object({
-  model_path: z.string(), context_length: z.number().int().positive().optional(), weight_version: z.string().nullish(),
-}).passthrough();
+const modelInfo = z
+  .object({
+    model_path: z.string(),
+    context_length: z.number().int().positive().optional(),
+    weight_version: z.string().nullish(),
+  })
+  .passthrough();
 // GET /v1/models: ModelCard(max_model_len = model_config.context_len).
 const modelList = z.object({ data: z.array(z.object({ max_model_len: z.number().int().positive().nullish() }).passthrough()) }).passthrough();
 // GET /get_server_info: the ServerArgs (context_length is null unless set on the command line) plus scheduler info.
 const serverInfo = z.object({ context_length: z.number().int().positive().nullish() }).passthrough();
 // A non-streamed /generate with top_logprobs_num: per output position, [logprob, token_id, text | null] of the top tokens.
-const generateTopLogprobs = z.object({
-  meta_info: z.object({ output_top_logprobs: z.array(z.array(z.tuple([z.number(), z.number().int()]).rest(z.unknown())).nullable()).min(1) }).passthrough(),
-}).passthrough();
+const generateTopLogprobs = z
+  .object({
+    meta_info: z
+      .object({ output_top_logprobs: z.array(z.array(z.tuple([z.number(), z.number().int()]).rest(z.unknown())).nullable()).min(1) })
+      .passthrough(),
+  })
+  .passthrough();
 // A non-streamed /generate with return_logprob and logprob_start_len 0: per input position [logprob | null, token_id, ...].
-const generateInputLogprobs = z.object({
-  meta_info: z.object({ input_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())).min(1) }).passthrough(),
-}).passthrough();
+const generateInputLogprobs = z
+  .object({
+    meta_info: z.object({ input_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())).min(1) }).passthrough(),
+  })
+  .passthrough();
 // POST /update_weights_from_disk answers {success, message, num_paused_requests}: 200 on success, 400 otherwise.
 const updateResult = z.object({ success: z.boolean(), message: z.string().default('') }).passthrough();
 
@@ -81,14 +90,24 @@ export class SglangBackend implements InferenceBackend {
    * before top-p/top-k/min-p (srt/layers/sampler.py), or untempered with SGLANG_RETURN_ORIGINAL_LOGPROB set.
    */
   async topLogprobs(request: TopLogprobsRequest): Promise<TopLogprob[]> {
-    const answer = await requestJson(`${this.url}/generate`, {
-      method: 'POST',
-      headers: this.headers,
-      json: {
-        input_ids: [...request.inputIds], sampling_params: { max_new_tokens: 1, ...samplingFields(request.sampling) },
-        return_logprob: true, top_logprobs_num: request.count, stream: false, rid: request.requestId,
+    const answer = await requestJson(
+      `${this.url}/generate`,
+      {
+        method: 'POST',
+        headers: this.headers,
+        json: {
+          input_ids: [...request.inputIds],
+          sampling_params: { max_new_tokens: 1, ...samplingFields(request.sampling) },
+          return_logprob: true,
+          top_logprobs_num: request.count,
+          stream: false,
+          rid: request.requestId,
+        },
       },
-    }, generateTopLogprobs, 30_000, request.signal);
+      generateTopLogprobs,
+      30_000,
+      request.signal,
+    );
     const top = answer.meta_info.output_top_logprobs[0] ?? [];
     return top.map(([logprob, id]) => ({ id, logprob })).sort((a, b) => b.logprob - a.logprob);
   }
@@ -108,14 +127,20 @@ export class SglangBackend implements InferenceBackend {
    * mixes two versions; `weight_version` is what later chunks report in `meta_info.weight_version`.
    */
   async updateWeights(version: number, weightsPath?: string): Promise<void> {
-    const modelPath = weightsPath ?? (await requestJson(`${this.url}/get_model_info`, { method: 'GET', headers: this.headers }, modelInfo)).model_path;
+    const modelPath =
+      weightsPath ?? (await requestJson(`${this.url}/get_model_info`, { method: 'GET', headers: this.headers }, modelInfo)).model_path;
     const url = `${this.url}/update_weights_from_disk`;
     // Loading a checkpoint takes as long as the disk does; an hour bounds a wedged server, not a slow one.
-    const result = await requestJson(url, {
-      method: 'POST',
-      headers: this.headers,
-      json: { model_path: modelPath, abort_all_requests: true, weight_version: String(version) },
-    }, updateResult, 3_600_000);
+    const result = await requestJson(
+      url,
+      {
+        method: 'POST',
+        headers: this.headers,
+        json: { model_path: modelPath, abort_all_requests: true, weight_version: String(version) },
+      },
+      updateResult,
+      3_600_000,
+    );
     if (!result.success) throw new PolicyRejectedRequest(url, 200, `weight update to version ${version} failed: ${result.message}`);
   }
 
@@ -125,10 +150,17 @@ export class SglangBackend implements InferenceBackend {
    */
   async scorePrompt(inputIds: readonly number[], signal?: AbortSignal): Promise<(number | null)[]> {
     const url = `${this.url}/generate`;
-    const answer = await requestJson(url, {
-      method: 'POST', headers: this.headers,
-      json: { input_ids: [...inputIds], sampling_params: { max_new_tokens: 1, temperature: 1 }, return_logprob: true, logprob_start_len: 0 },
-    }, generateInputLogprobs, 60_000, signal);
+    const answer = await requestJson(
+      url,
+      {
+        method: 'POST',
+        headers: this.headers,
+        json: { input_ids: [...inputIds], sampling_params: { max_new_tokens: 1, temperature: 1 }, return_logprob: true, logprob_start_len: 0 },
+      },
+      generateInputLogprobs,
+      60_000,
+      signal,
+    );
     const positions = answer.meta_info.input_token_logprobs;
     return inputIds.map((id, i) => (i === 0 || positions[i]?.[1] !== id ? null : positions[i]![0]));
   }

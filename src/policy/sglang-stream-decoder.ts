@@ -6,23 +6,27 @@ import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '.
 const version = z.union([z.string(), z.number()]);
 
 /** One `data:` chunk of SGLang's streamed `/generate` (tokenizer_manager.py `_handle_batch_output`). */
-const generateChunk = z.object({
-  output_ids: z.array(z.number().int()).default([]),
-  meta_info: z.object({
-    // null while running; FINISH_MATCHED_TOKEN/STR → {type: 'stop'}, FINISH_LENGTH → {type: 'length'},
-    // FINISH_ABORT → {type: 'abort', message, status_code, err_type} (schedule_batch.py).
-    finish_reason: z.object({ type: z.string(), message: z.string().nullish(), status_code: z.number().int().nullish() }).passthrough().nullish(),
-    completion_tokens: z.number().int().nonnegative().optional(),
-    // [logprob, token_id, text | null] per output token.
-    output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())).optional(),
-    // The server's `--weight-version` at the time of the chunk ("default" unless a trainer set one).
-    weight_version: version.nullish(),
-    // Recent SGLang (utils/weight_versions.py): which version produced output tokens [start, end).
-    weight_versions: z.array(z.object({ version, start: z.number().int(), end: z.number().int() })).optional(),
-    // Leading prompt tokens found in the radix cache (tokenizer_manager.py, on every chunk).
-    cached_tokens: z.number().int().nonnegative().nullish(),
-  }).passthrough(),
-}).passthrough();
+const generateChunk = z
+  .object({
+    output_ids: z.array(z.number().int()).default([]),
+    meta_info: z
+      .object({
+        // null while running; FINISH_MATCHED_TOKEN/STR → {type: 'stop'}, FINISH_LENGTH → {type: 'length'},
+        // FINISH_ABORT → {type: 'abort', message, status_code, err_type} (schedule_batch.py).
+        finish_reason: z.object({ type: z.string(), message: z.string().nullish(), status_code: z.number().int().nullish() }).passthrough().nullish(),
+        completion_tokens: z.number().int().nonnegative().optional(),
+        // [logprob, token_id, text | null] per output token.
+        output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())).optional(),
+        // The server's `--weight-version` at the time of the chunk ("default" unless a trainer set one).
+        weight_version: version.nullish(),
+        // Recent SGLang (utils/weight_versions.py): which version produced output tokens [start, end).
+        weight_versions: z.array(z.object({ version, start: z.number().int(), end: z.number().int() })).optional(),
+        // Leading prompt tokens found in the radix cache (tokenizer_manager.py, on every chunk).
+        cached_tokens: z.number().int().nonnegative().nullish(),
+      })
+      .passthrough(),
+  })
+  .passthrough();
 
 /** SGLang's http_server.py streams a ValueError raised while handling the request (e.g. context too long) as this. */
 const errorChunk = z.object({ error: z.object({ message: z.string() }).passthrough() }).passthrough();
@@ -76,7 +80,8 @@ export class SglangStreamDecoder {
     if (fresh.length === 0) return [];
     const seen = this.emitted.length;
     const mine = entries.length === seen + fresh.length ? entries.slice(seen) : entries.length === fresh.length ? entries : undefined;
-    if (!mine) throw new PolicyProtocolError(this.url, `${fresh.length} new output ids but ${entries.length} output_token_logprobs after ${seen} streamed`);
+    if (!mine)
+      throw new PolicyProtocolError(this.url, `${fresh.length} new output ids but ${entries.length} output_token_logprobs after ${seen} streamed`);
     return mine.map(([logprob, id], i) => {
       if (id !== fresh[i]) throw new PolicyProtocolError(this.url, `output_token_logprobs names token ${id} where output_ids has ${fresh[i]}`);
       if (logprob === null || !Number.isFinite(logprob)) throw new PolicyProtocolError(this.url, `no logprob for output token ${id}`);
@@ -85,7 +90,12 @@ export class SglangStreamDecoder {
   }
 
   /** One chunk per run of tokens from the same weight version. */
-  private split(ids: number[], logprobs: number[], spans: Array<{ version: string | number; start: number; end: number }> | undefined, chunkVersion: number | undefined): TokenChunk[] {
+  private split(
+    ids: number[],
+    logprobs: number[],
+    spans: Array<{ version: string | number; start: number; end: number }> | undefined,
+    chunkVersion: number | undefined,
+  ): TokenChunk[] {
     const chunks: TokenChunk[] = [];
     ids.forEach((id, i) => {
       const position = this.emitted.length + i;
@@ -110,7 +120,8 @@ export class SglangStreamDecoder {
     // (e.g. input too long), 500/503 a server failure; without a status it is an abort (abort_request, weight update).
     const status = reason.status_code ?? undefined;
     const message = reason.message ?? 'aborted';
-    if (status !== undefined && (status === 429 || status >= 500)) throw new PolicyUnavailable(this.url, `request aborted by the server (HTTP ${status}): ${message}`);
+    if (status !== undefined && (status === 429 || status >= 500))
+      throw new PolicyUnavailable(this.url, `request aborted by the server (HTTP ${status}): ${message}`);
     if (status !== undefined && status >= 400) throw new PolicyRejectedRequest(this.url, status, message);
     return 'abort';
   }

@@ -50,7 +50,8 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
         finish = call.onData(data);
       } catch (error) {
         throw error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable
-          ? error : new ConsumerError(error);
+          ? error
+          : new ConsumerError(error);
       }
       if (finish && !call.readPastFinish) return finish;
       finished ??= finish;

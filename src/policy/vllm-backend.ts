@@ -9,24 +9,41 @@ import { policyServerAddress } from './server-credentials.js';
 import { runTokenStream } from './token-stream.js';
 import { decodeVllmChunk, tokenId } from './vllm-stream-decoder.js';
 
-
 // GET /v1/models: {object: 'list', data: [ModelCard{id, root, max_model_len, ...}]}.
-const modelList = z.object({
-  data: z.array(z.object({ id: z.string(), root: z.string().nullish(), max_model_len: z.number().int().positive().nullish() }).passthrough()).min(1),
-}).passthrough();
+const modelList = z
+  .object({
+    data: z
+      .array(z.object({ id: z.string(), root: z.string().nullish(), max_model_len: z.number().int().positive().nullish() }).passthrough())
+      .min(1),
+  })
+  .passthrough();
 
 // A non-streamed completion's logprobs: per position, {"token_id:<id>": logprob} of the top tokens (and the sampled one).
-const completionTopLogprobs = z.object({
-  choices: z.array(z.object({ logprobs: z.object({ top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).min(1) }).passthrough() }).passthrough()).min(1),
-}).passthrough();
+const completionTopLogprobs = z
+  .object({
+    choices: z
+      .array(
+        z.object({ logprobs: z.object({ top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).min(1) }).passthrough() }).passthrough(),
+      )
+      .min(1),
+  })
+  .passthrough();
 
 // A non-streamed completion with `prompt_logprobs: 0`: per prompt position (the first null), {"<id>": {logprob}} of
 // the prompt's own token (and, where it is not the most probable, the most probable one too).
-const promptLogprobs = z.object({
-  choices: z.array(z.object({
-    prompt_logprobs: z.array(z.record(z.string(), z.object({ logprob: z.number() }).passthrough()).nullable()),
-  }).passthrough()).min(1),
-}).passthrough();
+const promptLogprobs = z
+  .object({
+    choices: z
+      .array(
+        z
+          .object({
+            prompt_logprobs: z.array(z.record(z.string(), z.object({ logprob: z.number() }).passthrough()).nullable()),
+          })
+          .passthrough(),
+      )
+      .min(1),
+  })
+  .passthrough();
 
 // GET /weight_info (rl/online/api_router.py, dev mode): {weight_version}, "default" until a version is set.
 const weightInfo = z.object({ weight_version: z.string().nullish() }).passthrough();
@@ -114,16 +131,28 @@ export class VllmBackend implements InferenceBackend {
   async topLogprobs(request: TopLogprobsRequest): Promise<TopLogprob[]> {
     const { id: model } = await this.servedModel();
     const url = `${this.url}/v1/completions`;
-    const answer = await requestJson(url, {
-      method: 'POST',
-      headers: { ...this.headers, 'x-request-id': request.requestId },
-      json: {
-        model, prompt: [...request.inputIds], max_tokens: 1, ...samplingFields(request.sampling),
-        logprobs: request.count, return_tokens_as_token_ids: true,
+    const answer = await requestJson(
+      url,
+      {
+        method: 'POST',
+        headers: { ...this.headers, 'x-request-id': request.requestId },
+        json: {
+          model,
+          prompt: [...request.inputIds],
+          max_tokens: 1,
+          ...samplingFields(request.sampling),
+          logprobs: request.count,
+          return_tokens_as_token_ids: true,
+        },
       },
-    }, completionTopLogprobs, 30_000, request.signal);
+      completionTopLogprobs,
+      30_000,
+      request.signal,
+    );
     const top = answer.choices[0]!.logprobs.top_logprobs[0] ?? {};
-    return Object.entries(top).map(([token, logprob]) => ({ id: tokenId(url, token), logprob })).sort((a, b) => b.logprob - a.logprob);
+    return Object.entries(top)
+      .map(([token, logprob]) => ({ id: tokenId(url, token), logprob }))
+      .sort((a, b) => b.logprob - a.logprob);
   }
 
   /** Closes our connection for the request; vLLM aborts it on disconnect, and our stream ends with `abort`. */
@@ -171,12 +200,19 @@ export class VllmBackend implements InferenceBackend {
   async scorePrompt(inputIds: readonly number[], signal?: AbortSignal): Promise<(number | null)[]> {
     const { id: model } = await this.servedModel();
     const url = `${this.url}/v1/completions`;
-    const answer = await requestJson(url, {
-      method: 'POST', headers: this.headers,
-      json: { model, prompt: [...inputIds], max_tokens: 1, temperature: 1, prompt_logprobs: 0 },
-    }, promptLogprobs, 60_000, signal);
+    const answer = await requestJson(
+      url,
+      {
+        method: 'POST',
+        headers: this.headers,
+        json: { model, prompt: [...inputIds], max_tokens: 1, temperature: 1, prompt_logprobs: 0 },
+      },
+      promptLogprobs,
+      60_000,
+      signal,
+    );
     const positions = answer.choices[0]!.prompt_logprobs;
-    return inputIds.map((id, i) => (i === 0 ? null : positions[i]?.[String(id)]?.logprob ?? null));
+    return inputIds.map((id, i) => (i === 0 ? null : (positions[i]?.[String(id)]?.logprob ?? null)));
   }
 
   async servesWeights(): Promise<boolean> {
@@ -187,9 +223,14 @@ export class VllmBackend implements InferenceBackend {
   private async reload(path: string, version: number): Promise<void> {
     if (this.extension !== false) {
       try {
-        await this.devCall('/collective_rpc', { method: 'ratchet_reload_weights', kwargs: { weights_path: path } }, {
-          optional: false, what: `reload weights for version ${version}`,
-        });
+        await this.devCall(
+          '/collective_rpc',
+          { method: 'ratchet_reload_weights', kwargs: { weights_path: path } },
+          {
+            optional: false,
+            what: `reload weights for version ${version}`,
+          },
+        );
         this.extension = true;
         return;
       } catch (error) {
@@ -201,9 +242,14 @@ export class VllmBackend implements InferenceBackend {
         this.extension = false;
       }
     }
-    await this.devCall('/collective_rpc', { method: 'reload_weights', kwargs: { weights_path: path } }, {
-      optional: false, what: `reload weights for version ${version}`,
-    });
+    await this.devCall(
+      '/collective_rpc',
+      { method: 'reload_weights', kwargs: { weights_path: path } },
+      {
+        optional: false,
+        what: `reload weights for version ${version}`,
+      },
+    );
   }
 
   /** `weight_version` of `GET /weight_info` (dev mode): `default` on a server fresh from its start-up weights. */
@@ -233,9 +279,11 @@ export class VllmBackend implements InferenceBackend {
     const url = `${this.url}${path}`;
     // Reloading a checkpoint takes as long as the disk does; an hour bounds a wedged server, not a slow one.
     const timeout = AbortSignal.timeout(3_600_000);
-    const response = await send(url, { method: 'POST', headers: this.headers, ...(json === undefined ? {} : { json }) }, timeout).catch((error: unknown) => {
-      throw timeout.aborted ? new PolicyUnavailable(url, 'no answer within an hour', { cause: error }) : error;
-    });
+    const response = await send(url, { method: 'POST', headers: this.headers, ...(json === undefined ? {} : { json }) }, timeout).catch(
+      (error: unknown) => {
+        throw timeout.aborted ? new PolicyUnavailable(url, 'no answer within an hour', { cause: error }) : error;
+      },
+    );
     if (response.ok || (options.optional && response.status === 404)) {
       await response.body?.cancel();
       return;

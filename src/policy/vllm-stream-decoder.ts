@@ -8,24 +8,36 @@ import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '.
  * `completion_stream_generator`). Each chunk carries only the new tokens (`output.token_ids` is a delta); with
  * `return_tokens_as_token_ids` each `logprobs.tokens` entry is `"token_id:<id>"` (`format_token_id_placeholder`).
  */
-const completionChunk = z.object({
-  choices: z.array(z.object({
-    index: z.number().int(),
-    logprobs: z.object({
-      tokens: z.array(z.string()),
-      token_logprobs: z.array(z.number().nullable()),
-    }).passthrough().nullish(),
-    // vLLM's FinishReason: stop, length, abort (also `error`, which it turns into an error event instead).
-    finish_reason: z.string().nullish(),
-    // Only with `return_token_ids` (vLLM ≥ 0.10.2): the same ids, checked when present.
-    token_ids: z.array(z.number().int()).nullish(),
-  }).passthrough()),
-  // The final usage chunk (stream_options.include_usage): `prompt_tokens_details.cached_tokens` only on a server
-  // started with --enable-prompt-tokens-details (completion/serving.py `completion_stream_generator`).
-  usage: z.object({
-    prompt_tokens_details: z.object({ cached_tokens: z.number().int().nonnegative().nullish() }).passthrough().nullish(),
-  }).passthrough().nullish(),
-}).passthrough();
+const completionChunk = z
+  .object({
+    choices: z.array(
+      z
+        .object({
+          index: z.number().int(),
+          logprobs: z
+            .object({
+              tokens: z.array(z.string()),
+              token_logprobs: z.array(z.number().nullable()),
+            })
+            .passthrough()
+            .nullish(),
+          // vLLM's FinishReason: stop, length, abort (also `error`, which it turns into an error event instead).
+          finish_reason: z.string().nullish(),
+          // Only with `return_token_ids` (vLLM ≥ 0.10.2): the same ids, checked when present.
+          token_ids: z.array(z.number().int()).nullish(),
+        })
+        .passthrough(),
+    ),
+    // The final usage chunk (stream_options.include_usage): `prompt_tokens_details.cached_tokens` only on a server
+    // started with --enable-prompt-tokens-details (completion/serving.py `completion_stream_generator`).
+    usage: z
+      .object({
+        prompt_tokens_details: z.object({ cached_tokens: z.number().int().nonnegative().nullish() }).passthrough().nullish(),
+      })
+      .passthrough()
+      .nullish(),
+  })
+  .passthrough();
 
 // A failure inside the stream arrives as one event: `{"error": {message, type, param, code}}` since vLLM 0.10,
 // `{"object": "error", message, type, code}` before (create_streaming_error_response).

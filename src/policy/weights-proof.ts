@@ -9,12 +9,15 @@ import { z } from 'zod';
  */
 
 /** What `ratchet_rollouts.weights_probe` writes, stored with the version (`policy_versions.probe_reference`). */
-export const probeReference = z.object({
-  token_ids: z.array(z.number().int().nonnegative()).min(8).max(4_096),
-  /** Per position; the first is null (nothing precedes it). */
-  logprobs: z.array(z.number().finite().max(0).nullable()).min(8).max(4_096),
-  dtype: z.string().max(32).optional(),
-}).strict().refine((reference) => reference.token_ids.length === reference.logprobs.length, 'token_ids and logprobs differ in length')
+export const probeReference = z
+  .object({
+    token_ids: z.array(z.number().int().nonnegative()).min(8).max(4_096),
+    /** Per position; the first is null (nothing precedes it). */
+    logprobs: z.array(z.number().finite().max(0).nullable()).min(8).max(4_096),
+    dtype: z.string().max(32).optional(),
+  })
+  .strict()
+  .refine((reference) => reference.token_ids.length === reference.logprobs.length, 'token_ids and logprobs differ in length')
   .refine((reference) => reference.logprobs.slice(1).every((value) => value !== null), 'only the first logprob may be null');
 export type ProbeReference = z.infer<typeof probeReference>;
 
@@ -37,9 +40,17 @@ export interface ProofFigures {
 export type ProofVerdict = { proven: true; figures: ProofFigures } | { proven: false; figures: ProofFigures | undefined; reason: string };
 
 /** Compares what the server scored (per position, first null) with the reference. */
-export function judgeProbe(reference: ProbeReference, served: readonly (number | null)[], bounds: { meanAbsDelta: number; maxAbsDelta: number } = PROOF_BOUNDS): ProofVerdict {
+export function judgeProbe(
+  reference: ProbeReference,
+  served: readonly (number | null)[],
+  bounds: { meanAbsDelta: number; maxAbsDelta: number } = PROOF_BOUNDS,
+): ProofVerdict {
   if (served.length !== reference.logprobs.length) {
-    return { proven: false, figures: undefined, reason: `the server scored ${served.length} positions of the ${reference.logprobs.length}-token probe` };
+    return {
+      proven: false,
+      figures: undefined,
+      reason: `the server scored ${served.length} positions of the ${reference.logprobs.length}-token probe`,
+    };
   }
   let sum = 0;
   let max = 0;
@@ -55,7 +66,8 @@ export function judgeProbe(reference: ProbeReference, served: readonly (number |
   const figures = { tokens: served.length - 1, meanAbsDelta: sum / (served.length - 1), maxAbsDelta: max };
   if (figures.meanAbsDelta > bounds.meanAbsDelta || figures.maxAbsDelta > bounds.maxAbsDelta) {
     return {
-      proven: false, figures,
+      proven: false,
+      figures,
       reason: `served logprobs differ from the published weights' by a mean of ${figures.meanAbsDelta.toFixed(4)} (bound ${bounds.meanAbsDelta}) and at most ${figures.maxAbsDelta.toFixed(4)} (bound ${bounds.maxAbsDelta}) nats over ${figures.tokens} tokens`,
     };
   }
@@ -66,7 +78,10 @@ export function judgeProbe(reference: ProbeReference, served: readonly (number |
 export class WeightsRefused extends Error {
   override readonly name = 'WeightsRefused';
   constructor(
-    readonly version: number, readonly server: string, reason: string, readonly figures?: ProofFigures,
+    readonly version: number,
+    readonly server: string,
+    reason: string,
+    readonly figures?: ProofFigures,
     /** The ledger's error_type: the probe missed, could not be run, or there was nothing to prove against. */
     readonly kind: 'WeightsMismatch' | 'ProbeFailed' | 'WeightsUnproven' = figures ? 'WeightsMismatch' : 'WeightsUnproven',
   ) {
@@ -77,7 +92,10 @@ export class WeightsRefused extends Error {
 /** The server refused the checkpoint before loading it (Ratchet's vLLM extension): it serves what it served before. */
 export class CheckpointRefused extends Error {
   override readonly name = 'CheckpointRefused';
-  constructor(readonly server: string, reason: string) {
+  constructor(
+    readonly server: string,
+    reason: string,
+  ) {
     super(`inference server ${server} refused the checkpoint: ${reason}`);
   }
 }

@@ -56,11 +56,24 @@ export class AdmissionController {
    * then compares closed trajectories with their rows: a row the first records is then compared too. */
   private sweep(): void {
     if (this.sweeping || this.stopped) return;
-    this.sweeping = this.closed.sweep().then(() => undefined, (error: Error) => {
-      log.warn({ err: error.message }, 'sweep for trajectories closed from outside failed; retrying at the next one');
-    }).then(() => this.agreement.sweep()).then(() => undefined, (error: Error) => {
-      log.warn({ err: error.message }, 'comparing closed trajectories with their rows failed; retrying at the next sweep');
-    }).finally(() => { this.sweeping = undefined; });
+    this.sweeping = this.closed
+      .sweep()
+      .then(
+        () => undefined,
+        (error: Error) => {
+          log.warn({ err: error.message }, 'sweep for trajectories closed from outside failed; retrying at the next one');
+        },
+      )
+      .then(() => this.agreement.sweep())
+      .then(
+        () => undefined,
+        (error: Error) => {
+          log.warn({ err: error.message }, 'comparing closed trajectories with their rows failed; retrying at the next sweep');
+        },
+      )
+      .finally(() => {
+        this.sweeping = undefined;
+      });
   }
 
   /** Groups this controller admitted since it started. */
@@ -73,16 +86,18 @@ export class AdmissionController {
   admit(): Promise<void> {
     if (this.passQueued) return this.passes;
     this.passQueued = true;
-    this.passes = this.passes.then(async () => {
-      this.passQueued = false;
-      if (this.stopped) return;
-      for (const runId of await runsWithWaitingGroups(this.options.pool)) {
-        const groups = await admitGroups(this.options.pool, runId);
-        this.admittedGroups += groups.length;
-        if (groups.length > 0) log.debug({ runId, groups: groups.length }, 'admitted groups');
-        await this.tell(groups.flatMap((group) => group.trajectoryIds));
-      }
-    }).catch((error: Error) => log.warn({ err: error.message }, 'admission pass failed; retrying at the next poll'));
+    this.passes = this.passes
+      .then(async () => {
+        this.passQueued = false;
+        if (this.stopped) return;
+        for (const runId of await runsWithWaitingGroups(this.options.pool)) {
+          const groups = await admitGroups(this.options.pool, runId);
+          this.admittedGroups += groups.length;
+          if (groups.length > 0) log.debug({ runId, groups: groups.length }, 'admitted groups');
+          await this.tell(groups.flatMap((group) => group.trajectoryIds));
+        }
+      })
+      .catch((error: Error) => log.warn({ err: error.message }, 'admission pass failed; retrying at the next poll'));
     return this.passes;
   }
 
@@ -92,14 +107,17 @@ export class AdmissionController {
   }
 
   private async signal(trajectoryIds: readonly string[]): Promise<void> {
-    await Promise.all(trajectoryIds.map(async (id) => {
-      try {
-        await this.options.temporal.workflow.getHandle(id).signal(admittedSignal);
-      } catch (error) {
-        // A finished or cancelled member has nothing to be told; any other member re-checks on its own timer.
-        if (!(error instanceof WorkflowNotFoundError)) log.warn({ trajectoryId: id, err: (error as Error).message }, 'could not signal an admitted trajectory');
-      }
-    }));
+    await Promise.all(
+      trajectoryIds.map(async (id) => {
+        try {
+          await this.options.temporal.workflow.getHandle(id).signal(admittedSignal);
+        } catch (error) {
+          // A finished or cancelled member has nothing to be told; any other member re-checks on its own timer.
+          if (!(error instanceof WorkflowNotFoundError))
+            log.warn({ trajectoryId: id, err: (error as Error).message }, 'could not signal an admitted trajectory');
+        }
+      }),
+    );
   }
 
   async stop(): Promise<void> {

@@ -25,7 +25,10 @@ const FIRST_LOOKBACK_MS = 7 * 24 * 3_600_000;
 export class ClosedTrajectorySweep {
   private since = new Date(Date.now() - FIRST_LOOKBACK_MS);
 
-  constructor(private readonly pool: pg.Pool, private readonly temporal: Client) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly temporal: Client,
+  ) {}
 
   /** One pass over the trajectories closed since the last; returns how many it recorded. */
   async sweep(): Promise<number> {
@@ -39,10 +42,15 @@ export class ClosedTrajectorySweep {
 
   /** One query finds which of a page's trajectories have no row: a sweep touches only those. */
   private async recordMissing(executions: WorkflowExecutionInfo[]): Promise<number> {
-    const missing = new Set(await trajectoriesWithoutRow(this.pool, executions.map((execution) => execution.workflowId)));
+    const missing = new Set(
+      await trajectoriesWithoutRow(
+        this.pool,
+        executions.map((execution) => execution.workflowId),
+      ),
+    );
     let recorded = 0;
     for (const execution of executions) {
-      if (missing.has(execution.workflowId) && await this.record(execution)) recorded += 1;
+      if (missing.has(execution.workflowId) && (await this.record(execution))) recorded += 1;
     }
     return recorded;
   }
@@ -51,17 +59,22 @@ export class ClosedTrajectorySweep {
     const trajectoryId = execution.workflowId;
     const how = CLOSED_HOW[execution.status.name] ?? execution.status.name.toLowerCase();
     const { turns } = await loadStoredTurns(this.pool, trajectoryId);
-    const stored = await storeFailedTrajectory(this.pool, {
-      trajectoryId,
-      qid: execution.typedSearchAttributes.get(QID) ?? '',
-      birthTime: execution.startTime.getTime(),
-      layout: 'seed',
-    }, {
-      turnsDone: turns.filter((turn) => turn.verdict !== null).length,
-      message: `the trajectory's workflow was ${how} from outside Ratchet (run ${execution.runId}, closed ${execution.closeTime?.toISOString() ?? 'at an unknown time'})`,
-      failureType: FailureType.WorkflowClosed,
-      failureClass: failureClassOf(FailureType.WorkflowClosed),
-    }, turns);
+    const stored = await storeFailedTrajectory(
+      this.pool,
+      {
+        trajectoryId,
+        qid: execution.typedSearchAttributes.get(QID) ?? '',
+        birthTime: execution.startTime.getTime(),
+        layout: 'seed',
+      },
+      {
+        turnsDone: turns.filter((turn) => turn.verdict !== null).length,
+        message: `the trajectory's workflow was ${how} from outside Ratchet (run ${execution.runId}, closed ${execution.closeTime?.toISOString() ?? 'at an unknown time'})`,
+        failureType: FailureType.WorkflowClosed,
+        failureClass: failureClassOf(FailureType.WorkflowClosed),
+      },
+      turns,
+    );
     if (stored) log.warn({ trajectoryId, status: execution.status.name }, 'recorded a trajectory closed from outside as failed');
     return stored;
   }

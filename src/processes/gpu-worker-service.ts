@@ -26,13 +26,25 @@ export interface GpuWorkerServiceOptions {
  * polls only while the server is healthy. Runs until `stop()`, which also stops following versions.
  */
 export async function startGpuWorkerService(options: GpuWorkerServiceOptions): Promise<{ done: Promise<void>; stop(): Promise<void> }> {
-  const versions = new PolicyVersionWatcher(options.pool, options.databaseUrl, options.backend, { pollMs: options.versionPollMs, weightProof: options.weightProof });
+  const versions = new PolicyVersionWatcher(options.pool, options.databaseUrl, options.backend, {
+    pollMs: options.versionPollMs,
+    weightProof: options.weightProof,
+  });
   await versions.start();
   const abort = new AbortController();
-  const done = runGpuWorkerWhileHealthy({
-    connection: options.connection, namespace: options.namespace, pool: options.pool, backend: options.backend,
-    currentVersion: versions.current, slots: options.slots, heartbeatIntervalMs: options.heartbeatIntervalMs, serverName: options.serverName,
-  }, { signal: abort.signal, intervalMs: options.healthIntervalMs, usable: versions.usable }).finally(() => versions.stop());
+  const done = runGpuWorkerWhileHealthy(
+    {
+      connection: options.connection,
+      namespace: options.namespace,
+      pool: options.pool,
+      backend: options.backend,
+      currentVersion: versions.current,
+      slots: options.slots,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      serverName: options.serverName,
+    },
+    { signal: abort.signal, intervalMs: options.healthIntervalMs, usable: versions.usable },
+  ).finally(() => versions.stop());
   return {
     done,
     stop: async () => {

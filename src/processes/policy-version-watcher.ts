@@ -51,7 +51,12 @@ export class PolicyVersionWatcher {
   private readonly weightProof: WeightProofPolicy;
   private readonly bounds: { meanAbsDelta: number; maxAbsDelta: number };
 
-  constructor(private readonly pool: pg.Pool, private readonly databaseUrl: string, private readonly backend: InferenceBackend, options: PolicyVersionWatcherOptions = {}) {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly databaseUrl: string,
+    private readonly backend: InferenceBackend,
+    options: PolicyVersionWatcherOptions = {},
+  ) {
     this.pollMs = options.pollMs ?? 2_000;
     this.weightProof = options.weightProof ?? weightProofFromEnv();
     this.bounds = options.bounds ?? PROOF_BOUNDS;
@@ -83,14 +88,16 @@ export class PolicyVersionWatcher {
    * weights, it reports another tag); calls are serialised so versions apply in order.
    */
   sync(): Promise<void> {
-    this.syncing = this.syncing.then(async () => {
-      const latest = await latestPolicyVersion(this.pool).catch(() => undefined);
-      if (!latest || latest.version < this.version || this.refused.has(latest.version)) return;
-      if (latest.version === this.version && this.unusableReason === undefined && !(await this.serverLostVersion())) return;
-      await this.load(latest);
-    }).catch((error: unknown) => {
-      log.warn({ server: this.backend.url, err: error }, 'policy version sync failed; retried at the next poll');
-    });
+    this.syncing = this.syncing
+      .then(async () => {
+        const latest = await latestPolicyVersion(this.pool).catch(() => undefined);
+        if (!latest || latest.version < this.version || this.refused.has(latest.version)) return;
+        if (latest.version === this.version && this.unusableReason === undefined && !(await this.serverLostVersion())) return;
+        await this.load(latest);
+      })
+      .catch((error: unknown) => {
+        log.warn({ server: this.backend.url, err: error }, 'policy version sync failed; retried at the next poll');
+      });
     return this.syncing;
   }
 
@@ -110,7 +117,13 @@ export class PolicyVersionWatcher {
         await recordLoaded(this.pool, this.backend.url, target.version);
         const proof: Proof = unproven ? { verdict: 'unproven', why: unproven } : await this.prove(target);
         this.settle(target, proof.verdict === 'proven' ? { figures: proof.figures } : { why: proof.why });
-        await recordVerdict(this.pool, this.backend.url, target.version, proof.verdict, proof.verdict === 'proven' ? { figures: proof.figures } : { error: proof.why });
+        await recordVerdict(
+          this.pool,
+          this.backend.url,
+          target.version,
+          proof.verdict,
+          proof.verdict === 'proven' ? { figures: proof.figures } : { error: proof.why },
+        );
         await recordServing(this.pool, this.backend.url, target.version, proof.verdict === 'proven' ? undefined : proof.why);
         processMetrics.weightLoads.inc({ verdict: proof.verdict });
       } catch (error) {
@@ -132,9 +145,11 @@ export class PolicyVersionWatcher {
     if (target.reference) return undefined;
     if (target.weightsPath === null) return 'published without weights: the server reloaded its own directory';
     if (this.weightProof === 'optional') return 'published without a probe reference (RATCHET_WEIGHT_PROOF=optional)';
-    throw refuse('published without a probe reference, so nothing can show the server serves it: publish with one '
-      + '(`python -m ratchet_rollouts.weights_probe DIR --out FILE`, then `ratchet policy publish --reference FILE`; or '
-      + '`publish_policy_version(..., reference=probe_reference(model))`), or set RATCHET_WEIGHT_PROOF=optional to serve it unproven');
+    throw refuse(
+      'published without a probe reference, so nothing can show the server serves it: publish with one ' +
+        '(`python -m ratchet_rollouts.weights_probe DIR --out FILE`, then `ratchet policy publish --reference FILE`; or ' +
+        '`publish_policy_version(..., reference=probe_reference(model))`), or set RATCHET_WEIGHT_PROOF=optional to serve it unproven',
+    );
   }
 
   /** What the server serves after the load, against the publisher's reference. Throws WeightsRefused on a miss. */
@@ -144,7 +159,13 @@ export class PolicyVersionWatcher {
     const scored = await this.backend.scorePrompt(target.reference.token_ids).catch((error: unknown) => {
       // A server that cannot even score the sequence after the load (vLLM answers 400 for non-finite logprobs) is as
       // far from the published weights as it gets.
-      throw new WeightsRefused(target.version, this.backend.url, `the server could not score the probe: ${(error as Error).message}`, undefined, 'ProbeFailed');
+      throw new WeightsRefused(
+        target.version,
+        this.backend.url,
+        `the server could not score the probe: ${(error as Error).message}`,
+        undefined,
+        'ProbeFailed',
+      );
     });
     const verdict = judgeProbe(target.reference, scored, this.bounds);
     if (!verdict.proven) throw refuse(verdict.reason, verdict.figures);
@@ -176,13 +197,22 @@ export class PolicyVersionWatcher {
   private async refuse(target: PolicyVersion, error: unknown, touched: boolean): Promise<void> {
     // A server that cannot be reached is not a verdict on the weights: the next poll tries again.
     if (!(error instanceof PolicyUnavailable)) this.refused.add(target.version);
-    const errorType = error instanceof WeightsRefused ? error.kind
-      : error instanceof CheckpointRefused ? 'CheckpointRefused' : error instanceof PolicyUnavailable ? 'PolicyUnavailable' : 'WeightsLoadFailed';
+    const errorType =
+      error instanceof WeightsRefused
+        ? error.kind
+        : error instanceof CheckpointRefused
+          ? 'CheckpointRefused'
+          : error instanceof PolicyUnavailable
+            ? 'PolicyUnavailable'
+            : 'WeightsLoadFailed';
     const figures = error instanceof WeightsRefused ? error.figures : undefined;
     log.error({ server: this.backend.url, version: target.version, errorType, err: error }, 'policy version refused on this server');
     processMetrics.weightLoads.inc({ verdict: 'refused' });
-    await recordVerdict(this.pool, this.backend.url, target.version, 'refused', { errorType, error: (error as Error)?.message ?? String(error), ...(figures ? { figures } : {}) })
-      .catch(() => undefined);
+    await recordVerdict(this.pool, this.backend.url, target.version, 'refused', {
+      errorType,
+      error: (error as Error)?.message ?? String(error),
+      ...(figures ? { figures } : {}),
+    }).catch(() => undefined);
     if (touched) await this.restore(target.version);
   }
 
@@ -195,7 +225,10 @@ export class PolicyVersionWatcher {
     try {
       // A server that cannot even score the probe (non-finite logprobs) surely needs the reload.
       const untouched = previous.reference
-        ? await this.backend.scorePrompt(previous.reference.token_ids).then((scored) => judgeProbe(previous.reference!, scored, this.bounds).proven, () => false)
+        ? await this.backend.scorePrompt(previous.reference.token_ids).then(
+            (scored) => judgeProbe(previous.reference!, scored, this.bounds).proven,
+            () => false,
+          )
         : false;
       if (!untouched) {
         await this.backend.updateWeights(previous.version, previous.weightsPath ?? undefined);
@@ -207,14 +240,19 @@ export class PolicyVersionWatcher {
     } catch (error) {
       this.unusableReason = `version ${refusedVersion} was refused and the server could not be shown to serve version ${previous.version} again (${(error as Error).message})`;
       processMetrics.servedVersion.set({ server: this.backend.url }, -1);
-      log.error({ server: this.backend.url, version: previous.version, err: error }, 'inference server serves weights no version vouches for: its worker takes no turn');
+      log.error(
+        { server: this.backend.url, version: previous.version, err: error },
+        'inference server serves weights no version vouches for: its worker takes no turn',
+      );
       await recordServing(this.pool, this.backend.url, null, this.unusableReason).catch(() => undefined);
     }
   }
 
   private closeGate(): () => void {
     let open!: () => void;
-    this.gate = new Promise((resolve) => { open = resolve; });
+    this.gate = new Promise((resolve) => {
+      open = resolve;
+    });
     return () => {
       this.gate = undefined;
       open();
@@ -233,7 +271,11 @@ export class PolicyVersionWatcher {
     const served = await this.backend.servedWeightVersion();
     if (served === undefined) return false;
     const lost = !/^\d+$/.test(served) || Number(served) < this.version;
-    if (lost) log.warn({ server: this.backend.url, served, version: this.version }, 'inference server no longer holds the current policy version (restarted?): loading it again');
+    if (lost)
+      log.warn(
+        { server: this.backend.url, served, version: this.version },
+        'inference server no longer holds the current policy version (restarted?): loading it again',
+      );
     return lost;
   }
 

@@ -6,7 +6,10 @@ import { statusAgreement, workflowStatusName } from '../trajectory/status-agreem
 
 /** The workflows of a page whose rows contradict them: one query reads every row of the page. */
 export async function disagreeingWorkflows(pool: pg.Pool, executions: readonly WorkflowExecutionInfo[]): Promise<StatusDisagreement[]> {
-  const rows = await storedStatuses(pool, executions.map((execution) => execution.workflowId));
+  const rows = await storedStatuses(
+    pool,
+    executions.map((execution) => execution.workflowId),
+  );
   return executions.flatMap((execution) => {
     const temporalStatus = workflowStatusName(execution.status.name);
     const rowStatus = rows.get(execution.workflowId) ?? null;

@@ -9,21 +9,26 @@ const STATUSES = ['Running', 'Completed', 'Failed', 'Terminated', 'TimedOut', 'C
 const NAMED = 20;
 
 /** What Temporal says of a run's trajectory workflows, beside Postgres's counters; or why it could not say. */
-export type TemporalRunStatus = {
-  reachable: true;
-  /** The run's trajectory workflows by execution status (a continued-as-new chain counts once, as its last run). */
-  workflows: Record<(typeof STATUSES)[number], number> & Record<string, number>;
-  /** Closed workflows whose row says otherwise (see statusAgreement), and the first few of them. */
-  disagreements: number;
-  disagreeing: { trajectoryId: string; temporal: string; row: RowStatus | null }[];
-} | { reachable: false; error: string };
+export type TemporalRunStatus =
+  | {
+      reachable: true;
+      /** The run's trajectory workflows by execution status (a continued-as-new chain counts once, as its last run). */
+      workflows: Record<(typeof STATUSES)[number], number> & Record<string, number>;
+      /** Closed workflows whose row says otherwise (see statusAgreement), and the first few of them. */
+      disagreements: number;
+      disagreeing: { trajectoryId: string; temporal: string; row: RowStatus | null }[];
+    }
+  | { reachable: false; error: string };
 
 /** Lists a run's trajectory workflows (ids `<runId>/…`) and compares each closed one with its row, a page at a time. */
 export async function temporalRunStatus(pool: pg.Pool, temporal: Client, runId: string): Promise<TemporalRunStatus> {
   const workflows: Record<string, number> = Object.fromEntries(STATUSES.map((status) => [status, 0]));
   const disagreeing: { trajectoryId: string; temporal: string; row: RowStatus | null }[] = [];
   let disagreements = 0;
-  const pages = workflowPages(temporal, `WorkflowType = 'trajectory' AND ExecutionStatus != 'ContinuedAsNew' AND WorkflowId STARTS_WITH ${quoted(`${runId}/`)}`);
+  const pages = workflowPages(
+    temporal,
+    `WorkflowType = 'trajectory' AND ExecutionStatus != 'ContinuedAsNew' AND WorkflowId STARTS_WITH ${quoted(`${runId}/`)}`,
+  );
   for (;;) {
     let next: IteratorResult<WorkflowExecutionInfo[]>;
     try {
@@ -39,7 +44,9 @@ export async function temporalRunStatus(pool: pg.Pool, temporal: Client, runId: 
     }
     const found = await disagreeingWorkflows(pool, next.value);
     disagreements += found.length;
-    disagreeing.push(...found.slice(0, NAMED - disagreeing.length).map((d) => ({ trajectoryId: d.trajectoryId, temporal: d.temporalStatus, row: d.rowStatus })));
+    disagreeing.push(
+      ...found.slice(0, NAMED - disagreeing.length).map((d) => ({ trajectoryId: d.trajectoryId, temporal: d.temporalStatus, row: d.rowStatus })),
+    );
   }
   return { reachable: true, workflows: workflows as Record<(typeof STATUSES)[number], number>, disagreements, disagreeing };
 }

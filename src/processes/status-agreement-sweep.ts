@@ -22,7 +22,10 @@ const CLOSED = CLOSED_WORKFLOW_STATUSES.map((status) => `'${status}'`).join(', '
 export class StatusAgreementSweep {
   private since = new Date(Date.now() - FIRST_LOOKBACK_MS);
 
-  constructor(private readonly pool: pg.Pool, private readonly temporal: Client) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly temporal: Client,
+  ) {}
 
   /** One pass; returns how many disagreements it found that no pass had recorded. */
   async sweep(): Promise<number> {
@@ -32,7 +35,10 @@ export class StatusAgreementSweep {
     for await (const page of workflowPages(this.temporal, query)) {
       const recorded = await recordDisagreements(this.pool, await disagreeingWorkflows(this.pool, page));
       for (const d of recorded) {
-        log.warn({ trajectoryId: d.trajectoryId, temporalStatus: d.temporalStatus, rowStatus: d.rowStatus, kind: d.kind }, 'Temporal and Postgres disagree on how a trajectory ended');
+        log.warn(
+          { trajectoryId: d.trajectoryId, temporalStatus: d.temporalStatus, rowStatus: d.rowStatus, kind: d.kind },
+          'Temporal and Postgres disagree on how a trajectory ended',
+        );
       }
       found += recorded.length;
     }

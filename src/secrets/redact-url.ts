@@ -46,12 +46,15 @@ export function parseSecrets(text: string): ParsedSecret {
   const after = at >= 0 ? rest.slice(at + 1) : rest;
   const question = after.indexOf('?');
   if (question < 0) return { redacted: scheme + userinfo + after, secrets };
-  const params = after.slice(question + 1).split('&').map((param) => {
-    const equals = param.indexOf('=');
-    if (equals < 0 || !SECRET_KEYS.has(decoded(param.slice(0, equals))[0]!.toLowerCase())) return param;
-    secrets.push(...decoded(param.slice(equals + 1)));
-    return `${param.slice(0, equals)}=${MASK}`;
-  });
+  const params = after
+    .slice(question + 1)
+    .split('&')
+    .map((param) => {
+      const equals = param.indexOf('=');
+      if (equals < 0 || !SECRET_KEYS.has(decoded(param.slice(0, equals))[0]!.toLowerCase())) return param;
+      secrets.push(...decoded(param.slice(equals + 1)));
+      return `${param.slice(0, equals)}=${MASK}`;
+    });
   return { redacted: `${scheme}${userinfo}${after.slice(0, question)}?${params.join('&')}`, secrets };
 }
 

@@ -13,9 +13,15 @@ export interface ControllerOptions {
 
 /** Starts an admission controller in this process; `teardown` stops it. Returns its stop, for a caller that stops it sooner. */
 export async function startAdmission(options: ControllerOptions, teardown: Teardown): Promise<() => Promise<void>> {
-  const controller = new AdmissionController({ pool: options.pool, temporal: options.client, databaseUrl: options.databaseUrl, pollMs: options.pollMs, sweepMs: options.sweepMs });
+  const controller = new AdmissionController({
+    pool: options.pool,
+    temporal: options.client,
+    databaseUrl: options.databaseUrl,
+    pollMs: options.pollMs,
+    sweepMs: options.sweepMs,
+  });
   let stopped: Promise<void> | undefined;
-  const stop = () => stopped ??= controller.stop();
+  const stop = () => (stopped ??= controller.stop());
   teardown.add('admission controller', stop);
   await controller.start();
   return stop;

@@ -27,7 +27,7 @@ export function exitOf(child: ChildProcess): Promise<ChildExit> {
 /** The shell's status for an exit: its code, or 128 + the signal's number (130 for SIGINT, 137 for SIGKILL, 143 for SIGTERM). */
 export function exitStatus(exit: ChildExit): number {
   if (exit.code !== null) return exit.code;
-  return 128 + (exit.signal ? constants.signals[exit.signal] ?? 0 : 0);
+  return 128 + (exit.signal ? (constants.signals[exit.signal] ?? 0) : 0);
 }
 
 export interface StopOptions {

@@ -52,9 +52,15 @@ export async function startEmbeddedPostgres(stateDir: string, port: number): Pro
   if (!(await exists(path.join(dataDir, 'PG_VERSION')))) await initialise(binaries.initdb, dataDir, owner, password);
 
   // Tied to this process: SIGINT (Postgres's fast shutdown) when it dies without stopping it, SIGKILL included.
-  const child = spawnTied(binaries.postgres, ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
-    stdio: ['ignore', 'ignore', 'pipe'], ...owner, deathSignal: 'SIGINT',
-  });
+  const child = spawnTied(
+    binaries.postgres,
+    ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...owner,
+      deathSignal: 'SIGINT',
+    },
+  );
   try {
     await waitUntilReady(child, port);
     await ensureDatabase(port, password, dataDir);
@@ -83,7 +89,9 @@ async function reuseRunning(dataDir: string, port: number, password: string, url
     await client?.end().catch(() => undefined);
   }
   if (runningDir !== dataDir) {
-    throw new PortTaken(`port ${port} is taken by ${runningDir ? `a Postgres serving ${runningDir}` : 'another server'}, not this project's embedded Postgres (${dataDir}); set RATCHET_POSTGRES_PORT to a free port or DATABASE_URL to use a server you run`);
+    throw new PortTaken(
+      `port ${port} is taken by ${runningDir ? `a Postgres serving ${runningDir}` : 'another server'}, not this project's embedded Postgres (${dataDir}); set RATCHET_POSTGRES_PORT to a free port or DATABASE_URL to use a server you run`,
+    );
   }
   await ensureDatabase(port, password, dataDir);
   return { url, dataDir, stop: async () => undefined };
@@ -112,7 +120,11 @@ async function initialise(initdb: string, dataDir: string, owner: { uid: number;
       await chown(folder, owner.uid, owner.gid);
       await chown(passwordFile, owner.uid, owner.gid);
     }
-    await promisify(execFile)(initdb, [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'], { ...owner });
+    await promisify(execFile)(
+      initdb,
+      [`--pgdata=${dataDir}`, `--username=${POSTGRES_USER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--locale=C'],
+      { ...owner },
+    );
   } catch (error) {
     throw new Error(`initdb failed for ${dataDir}: ${(error as { stderr?: string }).stderr ?? (error as Error).message}`);
   } finally {
@@ -122,10 +134,17 @@ async function initialise(initdb: string, dataDir: string, owner: { uid: number;
 
 async function waitUntilReady(child: ChildProcess, port: number): Promise<void> {
   let log = '';
-  child.stderr?.on('data', (chunk: Buffer) => { log = (log + chunk.toString()).slice(-8000); });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    log = (log + chunk.toString()).slice(-8000);
+  });
   await pollUntil(() => log.includes('ready to accept connections'), {
-    what: `Postgres on port ${port} to accept connections`, timeoutMs: 60_000, intervalMs: 50,
-    abortIf: () => { if (exited(child)) throw new Error(`Postgres exited with code ${child.exitCode ?? child.signalCode} before accepting connections: ${log.slice(-2000)}`); },
+    what: `Postgres on port ${port} to accept connections`,
+    timeoutMs: 60_000,
+    intervalMs: 50,
+    abortIf: () => {
+      if (exited(child))
+        throw new Error(`Postgres exited with code ${child.exitCode ?? child.signalCode} before accepting connections: ${log.slice(-2000)}`);
+    },
   }).catch((error: unknown) => {
     throw error instanceof PollTimeout ? new Error(`Postgres on port ${port} not ready after 60 s: ${log.slice(-2000)}`, { cause: error }) : error;
   });
@@ -149,12 +168,21 @@ async function postgresSystemUser(): Promise<{ uid: number; gid: number }> {
   } catch {
     // A Postgres starting beside this one (a scratch stack starts Temporal's and Ratchet's together) may have made it.
     await run('useradd', ['--system', '--user-group', '--no-create-home', 'postgres']).catch(async (error: Error) => {
-      if (!(await ids().then(() => true, () => false))) throw new Error(`Postgres cannot run as root and no postgres user could be created: ${error.message}`);
+      if (
+        !(await ids().then(
+          () => true,
+          () => false,
+        ))
+      )
+        throw new Error(`Postgres cannot run as root and no postgres user could be created: ${error.message}`);
     });
     return ids();
   }
 }
 
 async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }

@@ -30,7 +30,11 @@ export async function startEmbeddedTemporal(kind: EmbeddedTemporal, options: Emb
     return Object.assign(await startLocalTemporalServer({ stateDir: options.stateDir, toolsDir, port: options.port, log: options.log }), { kind });
   }
   const server = await startTemporalDevServer({
-    stateDir: toolsDir, port: options.port ?? await freePort(), uiPort: options.uiPort, headless: options.headless, dbFile: options.dbFile,
+    stateDir: toolsDir,
+    port: options.port ?? (await freePort()),
+    uiPort: options.uiPort,
+    headless: options.headless,
+    dbFile: options.dbFile,
   });
   return Object.assign(server, { kind });
 }

@@ -16,7 +16,7 @@ export async function loadEnvironmentModules(modules: readonly string[]): Promis
   for (const module of modules) {
     let exported: unknown;
     try {
-      exported = (await import(pathToFileURL(path.resolve(module)).href) as { default?: unknown }).default;
+      exported = ((await import(pathToFileURL(path.resolve(module)).href)) as { default?: unknown }).default;
     } catch (error) {
       throw new EnvironmentModuleError(`cannot load the environment module ${module}: ${(error as Error).message}`);
     }

@@ -51,14 +51,20 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
   const teardown = new Teardown();
   return teardown.guard(async () => {
     const stack = await startStack(config, {
-      headless: options.headless, temporalServer: options.temporalServer, log: (line) => process.stderr.write(`${line}\n`),
+      headless: options.headless,
+      temporalServer: options.temporalServer,
+      log: (line) => process.stderr.write(`${line}\n`),
     });
     teardown.add('stack', stack.stop);
     const { pool, client } = await connectStack(stack, config.temporal, teardown);
     const tokenizer = await loadModelTokenizer(config.tokenizerDir);
     let policyUrl = config.policyUrl;
     if (!policyUrl) {
-      const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(options.problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, ...options.simulatedPolicy });
+      const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(options.problems), {
+        ...DEFAULT_SIMULATED_POLICY,
+        faults: NO_FAULTS,
+        ...options.simulatedPolicy,
+      });
       teardown.add('simulated policy', policy.close);
       policyUrl = policy.url;
     }
@@ -69,19 +75,35 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
       const verifier = new VerifierPool(config.verifier);
       teardown.add('verifier pool', () => verifier.close());
       const workers = await startWorkers({
-        temporal: { address: stack.temporalAddress, settings: config.temporal }, pool, databaseUrl: stack.databaseUrl,
+        temporal: { address: stack.temporalAddress, settings: config.temporal },
+        pool,
+        databaseUrl: stack.databaseUrl,
         cpu: {
-          tokenizer, verifier, sandbox: new CodeSandboxPool(), maxCachedWorkflows: config.workflowCache, uiUrl: config.uiUrl,
+          tokenizer,
+          verifier,
+          sandbox: new CodeSandboxPool(),
+          maxCachedWorkflows: config.workflowCache,
+          uiUrl: config.uiUrl,
           environments: own,
         },
         gpu: {
           backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined),
-          slots: config.gpuSlots, heartbeatIntervalMs: config.heartbeatIntervalMs,
+          slots: config.gpuSlots,
+          heartbeatIntervalMs: config.heartbeatIntervalMs,
         },
       });
       teardown.add('workers', workers.stop);
       await startAdmission({ pool, client, databaseUrl: stack.databaseUrl }, teardown);
     }
-    return { stack, client, pool, policyUrl, simulated: !config.policyUrl, ...(environments ? { environments } : {}), teardown, stop: () => teardown.run() };
+    return {
+      stack,
+      client,
+      pool,
+      policyUrl,
+      simulated: !config.policyUrl,
+      ...(environments ? { environments } : {}),
+      teardown,
+      stop: () => teardown.run(),
+    };
   });
 }

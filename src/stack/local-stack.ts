@@ -45,14 +45,24 @@ export async function startStack(
     } else if (embeddedTemporal) {
       // The real server is built once into the state folder (`ratchet setup --temporal-server`); its own Postgres keeps its data there too.
       const server = await startEmbeddedTemporal(options.temporalServer ?? 'dev', {
-        stateDir: config.stateDir, port: config.ports.temporal, uiPort: config.ports.temporalUi, headless: options.headless,
-        dbFile: path.join(config.stateDir, 'temporal.sqlite'), log: options.log,
+        stateDir: config.stateDir,
+        port: config.ports.temporal,
+        uiPort: config.ports.temporalUi,
+        headless: options.headless,
+        dbFile: path.join(config.stateDir, 'temporal.sqlite'),
+        log: options.log,
       });
       teardown.add('Temporal', server.stop);
       temporalAddress = server.address;
       temporalUiUrl = server.kind === 'dev' ? server.uiUrl : undefined;
     }
-    return { temporalAddress, temporalUiUrl, databaseUrl, embedded: { temporal: embeddedTemporal, postgres: embeddedPostgres }, stop: () => teardown.run() };
+    return {
+      temporalAddress,
+      temporalUiUrl,
+      databaseUrl,
+      embedded: { temporal: embeddedTemporal, postgres: embeddedPostgres },
+      stop: () => teardown.run(),
+    };
   });
 }
 
@@ -63,6 +73,8 @@ async function expectTemporalAt(address: string): Promise<void> {
     await connection.workflowService.getSystemInfo({});
     await connection.close();
   } catch (error) {
-    throw new Error(`${address} is taken by something that is not a Temporal server (${(error as Error).message}); set RATCHET_TEMPORAL_PORT to a free port or TEMPORAL_ADDRESS to a server you run`);
+    throw new Error(
+      `${address} is taken by something that is not a Temporal server (${(error as Error).message}); set RATCHET_TEMPORAL_PORT to a free port or TEMPORAL_ADDRESS to a server you run`,
+    );
   }
 }

@@ -36,8 +36,13 @@ export async function startLocalTemporalServer(options: LocalTemporalServerOptio
   const postgresDir = path.join(options.stateDir, 'temporal-db');
   let postgres = await startEmbeddedPostgresOnFreePort(postgresDir);
   const url = new URL(postgres.url);
-  const db: TemporalServerDatabase = { host: url.hostname, port: Number(url.port), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
-  const port = options.port ?? await freePort();
+  const db: TemporalServerDatabase = {
+    host: url.hostname,
+    port: Number(url.port),
+    user: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+  };
+  const port = options.port ?? (await freePort());
   let server = await startTemporalServer({ binaries, db, port }).catch(async (error: unknown) => {
     await postgres.stop();
     throw error;

@@ -25,11 +25,11 @@ export function binariesPackage(platform: string = process.platform, arch: strin
 export async function locateBinaries(asOtherUser: boolean, name = binariesPackage()): Promise<PostgresBinaries> {
   let shipped: PostgresBinaries;
   try {
-    shipped = await import(name) as PostgresBinaries;
+    shipped = (await import(name)) as PostgresBinaries;
   } catch (error) {
     throw new Error(
-      `no embedded Postgres for ${process.platform}-${process.arch} (${name} is not installed: ${(error as Error).message.split('\n')[0]}); `
-        + 'set DATABASE_URL to a Postgres you run',
+      `no embedded Postgres for ${process.platform}-${process.arch} (${name} is not installed: ${(error as Error).message.split('\n')[0]}); ` +
+        'set DATABASE_URL to a Postgres you run',
     );
   }
   const nativeDir = path.dirname(path.dirname(shipped.postgres));
@@ -62,5 +62,8 @@ export function digestOf(text: string): string {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }

@@ -42,7 +42,9 @@ export async function connectAdmin(port: number, password: string, dataDir: stri
     legacy = await connect(port, LEGACY_PASSWORD);
   } catch (error) {
     if ((error as { code?: string }).code !== '28P01') throw error;
-    throw new Error(`the embedded Postgres in ${dataDir} refuses the password kept in the state folder: restore that file, or remove ${dataDir} to start afresh`);
+    throw new Error(
+      `the embedded Postgres in ${dataDir} refuses the password kept in the state folder: restore that file, or remove ${dataDir} to start afresh`,
+    );
   }
   await legacy.query(`ALTER ROLE ${POSTGRES_USER} PASSWORD ${legacy.escapeLiteral(password)}`);
   return legacy;

@@ -20,9 +20,12 @@ export async function privateDirectory(dir: string, owner: { uid: number; gid: n
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const found = await lstat(dir);
-  const problem = !found.isDirectory() ? 'is not a folder (a symlink?)'
-    : found.uid !== owner.uid && found.uid !== 0 ? `is owned by uid ${found.uid}, not ${owner.uid}`
-      : (found.mode & 0o022) !== 0 ? `can be written by other users (mode ${(found.mode & 0o777).toString(8)})`
+  const problem = !found.isDirectory()
+    ? 'is not a folder (a symlink?)'
+    : found.uid !== owner.uid && found.uid !== 0
+      ? `is owned by uid ${found.uid}, not ${owner.uid}`
+      : (found.mode & 0o022) !== 0
+        ? `can be written by other users (mode ${(found.mode & 0o777).toString(8)})`
         : undefined;
   if (problem) throw new UnsafeDirectory(`${dir} ${problem}: remove it, or set DATABASE_URL to a Postgres you run`);
 }

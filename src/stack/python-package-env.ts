@@ -41,7 +41,10 @@ export async function pythonPackageEnv(stateDir: string): Promise<string> {
       await writeFile(markers.source, sourceHash);
     }
   } catch (error) {
-    throw new PythonEnvFailed(`could not prepare the Python package's environment in ${dir} with ${system} -m venv and pip: ${(error as Error).message}`, { cause: error });
+    throw new PythonEnvFailed(
+      `could not prepare the Python package's environment in ${dir} with ${system} -m venv and pip: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   return python;
 }

@@ -49,7 +49,7 @@ export async function startScratchStack<T extends StartedTemporal = StartedTempo
   return teardown.guard(async () => {
     // Side by side: each is a second or two of a process starting and waiting on its own files, apart.
     const [temporalStart, postgresStart] = await Promise.allSettled([
-      options.startTemporal ? options.startTemporal(scratchDir) : startDevServer() as Promise<T>,
+      options.startTemporal ? options.startTemporal(scratchDir) : (startDevServer() as Promise<T>),
       startEmbeddedPostgresOnFreePort(scratchDir),
     ]);
     if (temporalStart.status === 'fulfilled') teardown.add('Temporal', () => temporalStart.value.stop());
@@ -60,7 +60,15 @@ export async function startScratchStack<T extends StartedTemporal = StartedTempo
     const postgres = postgresStart.value;
     const at = { temporalAddress: temporal.address, databaseUrl: postgres.url };
     const connections = await connectStack(at, loopbackTemporal(temporal.address), teardown, { max: options.poolMax });
-    return { ...at, ...connections, temporal, postgres, pids: { temporal: temporal.pid, postgres: postgres.pid }, teardown, stop: () => teardown.run() };
+    return {
+      ...at,
+      ...connections,
+      temporal,
+      postgres,
+      pids: { temporal: temporal.pid, postgres: postgres.pid },
+      teardown,
+      stop: () => teardown.run(),
+    };
   });
 }
 

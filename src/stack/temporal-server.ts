@@ -43,15 +43,20 @@ export interface TemporalServerBinaries {
 export async function ensureTemporalServer(stateDir: string, log: (line: string) => void = () => undefined): Promise<TemporalServerBinaries> {
   const dir = path.join(stateDir, 'tools', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
   const binaries = { server: path.join(dir, 'server'), sqlTool: path.join(dir, 'sql'), schemaDir: path.join(dir, 'schema', 'postgresql', 'v12') };
-  if (await present(binaries.server) && await present(binaries.sqlTool) && await present(binaries.schemaDir)) return binaries;
+  if ((await present(binaries.server)) && (await present(binaries.sqlTool)) && (await present(binaries.schemaDir))) return binaries;
   await mkdir(dir, { recursive: true });
   const env = { ...process.env, GOBIN: dir, GOTOOLCHAIN: GO_TOOLCHAIN, GOFLAGS: '-mod=mod' };
   for (const command of ['cmd/server', 'cmd/tools/sql']) {
     log(`building ${MODULE}/${command}@v${TEMPORAL_SERVER_VERSION} (minutes, once)`);
-    await run('go', ['install', `${MODULE}/${command}@v${TEMPORAL_SERVER_VERSION}`], { env, maxBuffer: 64 * 1024 * 1024 }).catch((error: Error & { stderr?: string }) => {
-      const reason = (error as { code?: string }).code === 'ENOENT' ? 'no `go` on PATH: install Go (any version ≥ 1.21)' : error.stderr?.trim().slice(-2000) ?? error.message;
-      throw new TemporalServerBuildFailed(`could not build the Temporal server ${TEMPORAL_SERVER_VERSION}: ${reason}`);
-    });
+    await run('go', ['install', `${MODULE}/${command}@v${TEMPORAL_SERVER_VERSION}`], { env, maxBuffer: 64 * 1024 * 1024 }).catch(
+      (error: Error & { stderr?: string }) => {
+        const reason =
+          (error as { code?: string }).code === 'ENOENT'
+            ? 'no `go` on PATH: install Go (any version ≥ 1.21)'
+            : (error.stderr?.trim().slice(-2000) ?? error.message);
+        throw new TemporalServerBuildFailed(`could not build the Temporal server ${TEMPORAL_SERVER_VERSION}: ${reason}`);
+      },
+    );
   }
   const modCache = (await run('go', ['env', 'GOMODCACHE'], { env })).stdout.trim();
   await cp(path.join(modCache, `${MODULE}@v${TEMPORAL_SERVER_VERSION}`, 'schema'), path.join(dir, 'schema'), { recursive: true });
@@ -79,10 +84,14 @@ export async function prepareTemporalSchemas(binaries: TemporalServerBinaries, d
     await admin.end();
   }
   const connection = ['--plugin', 'postgres12', '--ep', db.host, '-p', String(db.port), '-u', db.user, '--pw', db.password];
-  for (const [database, versioned] of [['temporal', 'temporal'], ['temporal_visibility', 'visibility']] as const) {
-    const tool = (...args: string[]) => run(binaries.sqlTool, [...connection, '--db', database, ...args]).catch((error: Error & { stderr?: string }) => {
-      throw new Error(`temporal-sql-tool ${args[0]} on ${database}: ${error.stderr?.trim().slice(-1000) ?? error.message}`);
-    });
+  for (const [database, versioned] of [
+    ['temporal', 'temporal'],
+    ['temporal_visibility', 'visibility'],
+  ] as const) {
+    const tool = (...args: string[]) =>
+      run(binaries.sqlTool, [...connection, '--db', database, ...args]).catch((error: Error & { stderr?: string }) => {
+        throw new Error(`temporal-sql-tool ${args[0]} on ${database}: ${error.stderr?.trim().slice(-1000) ?? error.message}`);
+      });
     if (!existing.has(database)) {
       await tool('create-database');
       await tool('setup-schema', '-v', '0.0');
@@ -115,16 +124,30 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   const ports = await membershipPorts(7);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
-    DB_HOST: options.db.host, DB_PORT: String(options.db.port), DB_USER: options.db.user, DB_PASSWORD: options.db.password,
-    NUM_HISTORY_SHARDS: String(HISTORY_SHARDS), BIND_ON_IP: '127.0.0.1', BROADCAST_ADDRESS: '127.0.0.1', FRONTEND_ADDRESS_HOST: '127.0.0.1',
-    FRONTEND_GRPC_PORT: String(options.port), FRONTEND_MEMBERSHIP_PORT: String(ports[0]),
-    HISTORY_GRPC_PORT: String(ports[1]), HISTORY_MEMBERSHIP_PORT: String(ports[2]),
-    MATCHING_GRPC_PORT: String(ports[3]), MATCHING_MEMBERSHIP_PORT: String(ports[4]),
-    WORKER_GRPC_PORT: String(ports[5]), WORKER_MEMBERSHIP_PORT: String(ports[6]),
-    DYNAMIC_CONFIG_FILE_PATH: DYNAMIC_CONFIG, LOG_LEVEL: 'error',
+    DB_HOST: options.db.host,
+    DB_PORT: String(options.db.port),
+    DB_USER: options.db.user,
+    DB_PASSWORD: options.db.password,
+    NUM_HISTORY_SHARDS: String(HISTORY_SHARDS),
+    BIND_ON_IP: '127.0.0.1',
+    BROADCAST_ADDRESS: '127.0.0.1',
+    FRONTEND_ADDRESS_HOST: '127.0.0.1',
+    FRONTEND_GRPC_PORT: String(options.port),
+    FRONTEND_MEMBERSHIP_PORT: String(ports[0]),
+    HISTORY_GRPC_PORT: String(ports[1]),
+    HISTORY_MEMBERSHIP_PORT: String(ports[2]),
+    MATCHING_GRPC_PORT: String(ports[3]),
+    MATCHING_MEMBERSHIP_PORT: String(ports[4]),
+    WORKER_GRPC_PORT: String(ports[5]),
+    WORKER_MEMBERSHIP_PORT: String(ports[6]),
+    DYNAMIC_CONFIG_FILE_PATH: DYNAMIC_CONFIG,
+    LOG_LEVEL: 'error',
   };
   // Tied to this process: it dies with a `ratchet dev --temporal server` that is SIGKILLed.
-  const child = spawnTied(options.binaries.server, ['--config-file', SERVER_CONFIG, '--allow-no-auth', 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnTied(options.binaries.server, ['--config-file', SERVER_CONFIG, '--allow-no-auth', 'start'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const address = `127.0.0.1:${options.port}`;
   try {
     const connection = await untilServing(child, address);
@@ -144,24 +167,37 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
 
 async function untilServing(child: ChildProcess, address: string): Promise<Connection> {
   let output = '';
-  const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-4000); };
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  return pollUntil(async () => {
-    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-    await connection.healthService.check({});
-    return connection;
-  }, {
-    what: `the Temporal server at ${address} to serve`, timeoutMs: 60_000, intervalMs: 250,
-    abortIf: () => { if (exited(child)) throw new Error(`the Temporal server exited (${child.exitCode ?? child.signalCode}) before serving: ${output.trim()}`); },
-  }).catch((error: unknown) => {
-    throw error instanceof PollTimeout ? new Error(`the Temporal server at ${address} did not serve within 60 s: ${output.trim()}`, { cause: error }) : error;
+  return pollUntil(
+    async () => {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      await connection.healthService.check({});
+      return connection;
+    },
+    {
+      what: `the Temporal server at ${address} to serve`,
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      abortIf: () => {
+        if (exited(child)) throw new Error(`the Temporal server exited (${child.exitCode ?? child.signalCode}) before serving: ${output.trim()}`);
+      },
+    },
+  ).catch((error: unknown) => {
+    throw error instanceof PollTimeout
+      ? new Error(`the Temporal server at ${address} did not serve within 60 s: ${output.trim()}`, { cause: error })
+      : error;
   });
 }
 
 async function untilNamespaceServes(connection: Connection, namespace: string): Promise<void> {
   await pollUntil(() => namespaceServes(connection.workflowService, namespace), {
-    what: `the Temporal server to serve namespace ${namespace}`, timeoutMs: 60_000, intervalMs: 250,
+    what: `the Temporal server to serve namespace ${namespace}`,
+    timeoutMs: 60_000,
+    intervalMs: 250,
   });
 }
 
@@ -190,5 +226,8 @@ async function membershipPorts(count: number): Promise<number[]> {
 }
 
 async function present(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }

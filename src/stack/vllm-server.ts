@@ -45,46 +45,73 @@ export interface VllmMetrics {
  * /collective_rpc, /reset_prefix_cache and /resume for weight reloads. A start takes 1-2 minutes here, mostly
  * python imports.
  */
-export async function startVllm(options: {
-  port?: number; model?: string; dtype?: 'bfloat16' | 'float32'; rawLogprobs?: boolean; extraArgs?: readonly string[];
-  /** The worker extension class (default Ratchet's checked reload, python/ratchet_rollouts/vllm_reload.py); null: none. */
-  workerExtension?: string | null;
-  /** Extra environment (a test's PYTHONPATH for its own extension). */
-  env?: Record<string, string>;
-} = {}): Promise<RunningVllm> {
+export async function startVllm(
+  options: {
+    port?: number;
+    model?: string;
+    dtype?: 'bfloat16' | 'float32';
+    rawLogprobs?: boolean;
+    extraArgs?: readonly string[];
+    /** The worker extension class (default Ratchet's checked reload, python/ratchet_rollouts/vllm_reload.py); null: none. */
+    workerExtension?: string | null;
+    /** Extra environment (a test's PYTHONPATH for its own extension). */
+    env?: Record<string, string>;
+  } = {},
+): Promise<RunningVllm> {
   if (!existsSync(VLLM_PYTHON)) throw new Error(`no vLLM environment at ${VLLM_STATE}: run \`npm run setup:vllm\` first`);
-  const port = options.port ?? await freePort();
+  const port = options.port ?? (await freePort());
   const log = path.join(os.tmpdir(), `ratchet-vllm-${port}-${Date.now()}.log`);
   const out = openSync(log, 'a');
-  const child = spawn(VLLM_PYTHON, [
-    '-m', 'vllm.entrypoints.openai.api_server', '--model', options.model ?? POLICY_MODELS[0]!, '--host', '127.0.0.1', '--port', String(port),
-    '--max-model-len', String(MAX_MODEL_LEN), '--max-num-seqs', '8', '--dtype', options.dtype ?? 'bfloat16',
-    // Logprobs of the distribution each token is sampled from (after temperature, penalties and truncation), as
-    // every server Ratchet serves from must return them; `rawLogprobs` starts one as vLLM does by default.
-    ...(options.rawLogprobs ? [] : ['--logprobs-mode', 'processed_logprobs']),
-    // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
-    // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
-    '--enforce-eager', '--distributed-executor-backend', 'uni',
-    // Turn affinity (issue 27) sends a trajectory's next turn back to the server holding its prefix: prefix caching on
-    // explicitly (not left to the release's default), and each streamed completion's final usage chunk reporting the
-    // prompt tokens served from it (`usage.prompt_tokens_details.cached_tokens`), stored with the turn for the run
-    // page's prefix-cache hit rate. Both are in the pinned vLLM (0.32); a test may turn them off below (--no-...).
-    '--enable-prefix-caching', '--enable-prompt-tokens-details',
-    // Ratchet's checked in-place reload (checkpoint checked before the model is touched, a tied head rebuilt); the
-    // package is installed in this environment (scripts/vllm/setup.sh), as it must be on a production vLLM host.
-    ...(options.workerExtension === null ? [] : ['--worker-extension-cls', options.workerExtension ?? VLLM_WEIGHT_RELOAD_EXTENSION]),
-    // A test's own flags, after the defaults (e.g. test/real-servers/turn-affinity.real.ts: prefix caching).
-    ...(options.extraArgs ?? []),
-  ], {
-    detached: true,
-    stdio: ['ignore', out, out],
-    env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', ...options.env },
-  });
+  const child = spawn(
+    VLLM_PYTHON,
+    [
+      '-m',
+      'vllm.entrypoints.openai.api_server',
+      '--model',
+      options.model ?? POLICY_MODELS[0]!,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--max-model-len',
+      String(MAX_MODEL_LEN),
+      '--max-num-seqs',
+      '8',
+      '--dtype',
+      options.dtype ?? 'bfloat16',
+      // Logprobs of the distribution each token is sampled from (after temperature, penalties and truncation), as
+      // every server Ratchet serves from must return them; `rawLogprobs` starts one as vLLM does by default.
+      ...(options.rawLogprobs ? [] : ['--logprobs-mode', 'processed_logprobs']),
+      // No torch.compile warm-up and no separate worker process: each python start imports torch and vLLM again,
+      // which is most of a start on a busy 2-core machine (75 s instead of 110 s; a tiny model decodes fast anyway).
+      '--enforce-eager',
+      '--distributed-executor-backend',
+      'uni',
+      // Turn affinity (issue 27) sends a trajectory's next turn back to the server holding its prefix: prefix caching on
+      // explicitly (not left to the release's default), and each streamed completion's final usage chunk reporting the
+      // prompt tokens served from it (`usage.prompt_tokens_details.cached_tokens`), stored with the turn for the run
+      // page's prefix-cache hit rate. Both are in the pinned vLLM (0.32); a test may turn them off below (--no-...).
+      '--enable-prefix-caching',
+      '--enable-prompt-tokens-details',
+      // Ratchet's checked in-place reload (checkpoint checked before the model is touched, a tied head rebuilt); the
+      // package is installed in this environment (scripts/vllm/setup.sh), as it must be on a production vLLM host.
+      ...(options.workerExtension === null ? [] : ['--worker-extension-cls', options.workerExtension ?? VLLM_WEIGHT_RELOAD_EXTENSION]),
+      // A test's own flags, after the defaults (e.g. test/real-servers/turn-affinity.real.ts: prefix caching).
+      ...(options.extraArgs ?? []),
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', out, out],
+      env: { ...process.env, VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '1', HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1', ...options.env },
+    },
+  );
   started.add(child);
   child.once('exit', () => started.delete(child));
   const url = `http://127.0.0.1:${port}`;
   const server: RunningVllm = {
-    url, port, pid: child.pid!,
+    url,
+    port,
+    pid: child.pid!,
     stop: () => stopGroup(child, 'SIGTERM'),
     kill: () => stopGroup(child, 'SIGKILL'),
     metrics: () => readMetrics(url),
@@ -108,10 +135,21 @@ export async function stopStartedServers(): Promise<void> {
 }
 
 async function untilHealthy(url: string, child: ChildProcess, log: string, timeoutMs: number): Promise<void> {
-  await pollUntil(() => fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.ok, () => false), {
-    what: `vLLM at ${url} to be healthy`, timeoutMs, intervalMs: 1_000,
-    abortIf: () => { if (exited(child)) throw new Error(`vLLM exited while starting (${child.exitCode ?? child.signalCode}):\n${tail(log)}`); },
-  }).catch((error: unknown) => {
+  await pollUntil(
+    () =>
+      fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) }).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    {
+      what: `vLLM at ${url} to be healthy`,
+      timeoutMs,
+      intervalMs: 1_000,
+      abortIf: () => {
+        if (exited(child)) throw new Error(`vLLM exited while starting (${child.exitCode ?? child.signalCode}):\n${tail(log)}`);
+      },
+    },
+  ).catch((error: unknown) => {
     throw error instanceof PollTimeout ? new Error(`vLLM not healthy within ${timeoutMs} ms:\n${tail(log)}`, { cause: error }) : error;
   });
 }

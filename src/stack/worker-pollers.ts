@@ -20,15 +20,22 @@ export interface UntilPollingOptions {
  */
 export async function untilPolling(client: Client, pid: number, kind: 'cpu' | 'gpu', options: UntilPollingOptions): Promise<void> {
   const { TaskQueueType } = temporal.api.enums.v1;
-  await pollUntil(async () => {
-    const queue = await client.workflowService.describeTaskQueue({
-      namespace: options.namespace ?? 'default',
-      taskQueue: { name: kind === 'cpu' ? CPU_TASK_QUEUE : GPU_TASK_QUEUE },
-      taskQueueType: kind === 'cpu' ? TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    });
-    return (queue.pollers ?? []).map((poller) => poller.identity ?? '');
-  }, {
-    what: `${kind} worker pid ${pid} polling`, timeoutMs: options.timeoutMs, intervalMs: options.intervalMs, abortIf: options.abortIf, fatal: () => true,
-    done: (identities) => identities.some((identity) => identity.startsWith(`${pid}@`)),
-  });
+  await pollUntil(
+    async () => {
+      const queue = await client.workflowService.describeTaskQueue({
+        namespace: options.namespace ?? 'default',
+        taskQueue: { name: kind === 'cpu' ? CPU_TASK_QUEUE : GPU_TASK_QUEUE },
+        taskQueueType: kind === 'cpu' ? TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW : TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      });
+      return (queue.pollers ?? []).map((poller) => poller.identity ?? '');
+    },
+    {
+      what: `${kind} worker pid ${pid} polling`,
+      timeoutMs: options.timeoutMs,
+      intervalMs: options.intervalMs,
+      abortIf: options.abortIf,
+      fatal: () => true,
+      done: (identities) => identities.some((identity) => identity.startsWith(`${pid}@`)),
+    },
+  );
 }

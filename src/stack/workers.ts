@@ -58,11 +58,26 @@ export interface RunningWorkers {
 export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
   const { settings } = options.temporal;
   const connection = await connectWorker(options.temporal.address, settings);
-  const cpu = options.cpu && await createCpuWorker({ connection, namespace: settings.namespace, pool: options.pool, ...options.cpu })
-    .catch(async (error: unknown) => { await connection.close(); throw error; });
+  const cpu =
+    options.cpu &&
+    (await createCpuWorker({ connection, namespace: settings.namespace, pool: options.pool, ...options.cpu }).catch(async (error: unknown) => {
+      await connection.close();
+      throw error;
+    }));
   const cpuRunning = cpu?.run();
-  const gpu = options.gpu && await startGpuWorkerService({ connection, namespace: settings.namespace, pool: options.pool, databaseUrl: options.databaseUrl, ...options.gpu })
-    .catch(async (error: unknown) => { await stopCpu(); await connection.close(); throw error; });
+  const gpu =
+    options.gpu &&
+    (await startGpuWorkerService({
+      connection,
+      namespace: settings.namespace,
+      pool: options.pool,
+      databaseUrl: options.databaseUrl,
+      ...options.gpu,
+    }).catch(async (error: unknown) => {
+      await stopCpu();
+      await connection.close();
+      throw error;
+    }));
   async function stopCpu(): Promise<void> {
     if (cpu?.getState() === 'RUNNING') cpu.shutdown();
     await cpuRunning?.catch(() => undefined);
@@ -72,11 +87,12 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   let stopped: Promise<void> | undefined;
   return {
     done,
-    stop: () => stopped ??= (async () => {
-      done.catch(() => undefined);
-      await gpu?.stop();
-      await stopCpu();
-      await connection.close();
-    })(),
+    stop: () =>
+      (stopped ??= (async () => {
+        done.catch(() => undefined);
+        await gpu?.stop();
+        await stopCpu();
+        await connection.close();
+      })()),
   };
 }

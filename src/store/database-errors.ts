@@ -16,7 +16,16 @@ const TRANSIENT_CLASSES: ReadonlySet<string> = new Set(['08', '53']);
 const TRANSIENT_STATES: ReadonlySet<string> = new Set(['57P01', '57P02', '57P03', '40001', '40P01']);
 
 /** Socket errors of a lost or refused connection (pg passes Node's errors through, with no SQLSTATE). */
-const CONNECTION_ERRNOS: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const CONNECTION_ERRNOS: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 
 /** The SQLSTATE of a Postgres error found on `error` or its causes; undefined when the server never answered. */
 export function sqlState(error: unknown): string | undefined {
@@ -33,9 +42,12 @@ export function isPermanentDatabaseError(error: unknown): boolean {
 export function isTransientDatabaseError(error: unknown): boolean {
   const state = sqlState(error);
   if (state !== undefined) return TRANSIENT_CLASSES.has(state.slice(0, 2)) || TRANSIENT_STATES.has(state);
-  return causes(error).some((e) => CONNECTION_ERRNOS.has(String((e as { code?: unknown }).code))
-    // pg's own words when a server closes a connection or a pool cannot get one in time.
-    || /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test((e as Error)?.message ?? ''));
+  return causes(error).some(
+    (e) =>
+      CONNECTION_ERRNOS.has(String((e as { code?: unknown }).code)) ||
+      // pg's own words when a server closes a connection or a pool cannot get one in time.
+      /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test((e as Error)?.message ?? ''),
+  );
 }
 
 function databaseError(error: unknown): pg.DatabaseError | undefined {

@@ -4,7 +4,10 @@ import { migrate } from './schema/migrations.js';
 
 export class DatabaseUnavailable extends Error {
   override readonly name = 'DatabaseUnavailable';
-  constructor(readonly url: string, cause: unknown) {
+  constructor(
+    readonly url: string,
+    cause: unknown,
+  ) {
     super(`cannot reach Postgres at ${redact(url)}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
   }
 }

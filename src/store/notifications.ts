@@ -4,7 +4,11 @@ import pg from 'pg';
  * Calls `onNotify` on every NOTIFY on the channels. A notification only wakes its listener early: each one
  * also polls, so a dropped connection costs latency, never correctness.
  */
-export async function listen(databaseUrl: string, channels: readonly string[], onNotify: (channel: string, payload: string | undefined) => void): Promise<{ close(): Promise<void> }> {
+export async function listen(
+  databaseUrl: string,
+  channels: readonly string[],
+  onNotify: (channel: string, payload: string | undefined) => void,
+): Promise<{ close(): Promise<void> }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   client.on('error', () => undefined);
   await client.connect();

@@ -47,6 +47,8 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
       searchAttributes: Object.fromEntries(missing.map((key) => [key.name, types[key.type as keyof typeof types]])),
     });
   } catch (error) {
-    throw new Error(`search attributes ${missing.map((k) => k.name).join(', ')} are not registered in namespace ${namespace} and could not be added (${(error as Error).message}); register them with \`temporal operator search-attribute create\``);
+    throw new Error(
+      `search attributes ${missing.map((k) => k.name).join(', ')} are not registered in namespace ${namespace} and could not be added (${(error as Error).message}); register them with \`temporal operator search-attribute create\``,
+    );
   }
 }

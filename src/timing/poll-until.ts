@@ -1,8 +1,15 @@
 /** A poll ran out of time: `what` it waited for, and the last value it saw (or the last error the check threw). */
 export class PollTimeout extends Error {
   override readonly name = 'PollTimeout';
-  constructor(readonly what: string, readonly timeoutMs: number, readonly lastSeen: unknown) {
-    super(`timed out after ${timeoutMs} ms waiting for ${what}; last saw ${describe(lastSeen)}`, lastSeen instanceof Error ? { cause: lastSeen } : undefined);
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+    readonly lastSeen: unknown,
+  ) {
+    super(
+      `timed out after ${timeoutMs} ms waiting for ${what}; last saw ${describe(lastSeen)}`,
+      lastSeen instanceof Error ? { cause: lastSeen } : undefined,
+    );
   }
 }
 

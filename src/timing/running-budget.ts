@@ -33,5 +33,10 @@ export function startRunningBudget(budgetMs: number, onSpent: () => void): Runni
     }, budgetMs);
   };
   arm();
-  return { cancel: () => clearTimeout(timer), get stalls() { return stalls; } };
+  return {
+    cancel: () => clearTimeout(timer),
+    get stalls() {
+      return stalls;
+    },
+  };
 }

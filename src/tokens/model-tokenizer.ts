@@ -25,7 +25,10 @@ export interface ChatMessage {
 
 export class TokenizerLoadError extends Error {
   override readonly name = 'TokenizerLoadError';
-  constructor(readonly directory: string, reason: string) {
+  constructor(
+    readonly directory: string,
+    reason: string,
+  ) {
     super(`cannot load a tokenizer from ${directory}: ${reason}`);
   }
 }

@@ -4,14 +4,21 @@
  * any other number a trainer reports is kept beside them.
  */
 export const TRAINING_METRICS = [
-  'loss', 'mean_reward',
+  'loss',
+  'mean_reward',
   // |Δ| between the stored behaviour logprobs and the trainer's recomputation (nats): the parity check.
-  'parity_mean_abs', 'parity_p99_abs', 'parity_max_abs',
+  'parity_mean_abs',
+  'parity_p99_abs',
+  'parity_max_abs',
   // Share of tokens whose importance ratio fell outside the clip range.
   'ratio_outside',
   // Policy version of the step minus the version of each consumed token, against the run's η.
-  'version_lag_mean', 'version_lag_max', 'eta',
-  'tokens', 'trajectories', 'step_seconds',
+  'version_lag_mean',
+  'version_lag_max',
+  'eta',
+  'tokens',
+  'trajectories',
+  'step_seconds',
 ] as const;
 
 export type TrainingMetric = (typeof TRAINING_METRICS)[number];
@@ -40,6 +47,7 @@ export function validateTrainingStep(runId: string, step: number, policyVersion:
     throw new InvalidTrainingStep(`${where}: the policy version must be a non-negative integer, got ${policyVersion}`);
   }
   for (const [name, value] of Object.entries(metrics)) {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidTrainingStep(`${where}: metric ${name} is ${String(value)}, not a finite number`);
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new InvalidTrainingStep(`${where}: metric ${name} is ${String(value)}, not a finite number`);
   }
 }

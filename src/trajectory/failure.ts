@@ -52,10 +52,20 @@ export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 export type FailureClass = 'infrastructure' | 'data';
 
 const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
-  FailureType.PolicyUnavailable, FailureType.PolicyProtocolError, FailureType.DatabaseUnavailable,
-  FailureType.WorkerLost, FailureType.Cancelled, FailureType.GroupCancelled, FailureType.InternalError, FailureType.SandboxFailure,
-  FailureType.WorkflowClosed, FailureType.RawLogprobsServer, FailureType.EnvironmentError, FailureType.EnvironmentTimeout,
-  FailureType.EnvironmentWorkerLost, FailureType.StaleStep,
+  FailureType.PolicyUnavailable,
+  FailureType.PolicyProtocolError,
+  FailureType.DatabaseUnavailable,
+  FailureType.WorkerLost,
+  FailureType.Cancelled,
+  FailureType.GroupCancelled,
+  FailureType.InternalError,
+  FailureType.SandboxFailure,
+  FailureType.WorkflowClosed,
+  FailureType.RawLogprobsServer,
+  FailureType.EnvironmentError,
+  FailureType.EnvironmentTimeout,
+  FailureType.EnvironmentWorkerLost,
+  FailureType.StaleStep,
 ]);
 
 /**
@@ -93,7 +103,8 @@ const LEGACY_MESSAGES: readonly [RegExp, FailureType][] = [
  */
 export function failureOf(message: string, reported: { failureType?: string; failureClass?: FailureClass } = {}): Omit<TrajectoryFailure, 'message'> {
   if (reported.failureType) {
-    const failureClass = reported.failureClass === 'data' || reported.failureClass === 'infrastructure' ? reported.failureClass : failureClassOf(reported.failureType);
+    const failureClass =
+      reported.failureClass === 'data' || reported.failureClass === 'infrastructure' ? reported.failureClass : failureClassOf(reported.failureType);
     return { failureType: reported.failureType, failureClass };
   }
   const prefix = /^([A-Za-z]+): /.exec(message)?.[1];

@@ -35,7 +35,15 @@ export const NOT_GENERATED = -1;
  */
 export function packTrajectory(promptIds: readonly number[], turns: readonly TurnTokens[], layout: PackingLayout): PackedTokens {
   if (turns.length === 0) throw new Error('cannot pack a trajectory with no turns');
-  const packed: PackedTokens = { packedInputIds: [], packedLogprobs: [], promptMask: [], seqNoEosMask: [], seqlens: [], promptLens: [], tokenVersions: [] };
+  const packed: PackedTokens = {
+    packedInputIds: [],
+    packedLogprobs: [],
+    promptMask: [],
+    seqNoEosMask: [],
+    seqlens: [],
+    promptLens: [],
+    tokenVersions: [],
+  };
   const context: number[] = [...promptIds];
   const contextVersions: number[] = new Array(promptIds.length).fill(NOT_GENERATED);
   // For the concat layout: logprob of every context token position (0 where it was not generated).
@@ -44,7 +52,9 @@ export function packTrajectory(promptIds: readonly number[], turns: readonly Tur
 
   turns.forEach((turn, t) => {
     if (turn.outputIds.length !== turn.outputLogprobs.length || turn.outputIds.length !== turn.outputVersions.length) {
-      throw new Error(`turn ${t}: ${turn.outputIds.length} output ids but ${turn.outputLogprobs.length} logprobs and ${turn.outputVersions.length} versions`);
+      throw new Error(
+        `turn ${t}: ${turn.outputIds.length} output ids but ${turn.outputLogprobs.length} logprobs and ${turn.outputVersions.length} versions`,
+      );
     }
     const contextLen = context.length;
     packed.promptLens.push(contextLen);

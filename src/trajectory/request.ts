@@ -21,8 +21,13 @@ const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001F\u007F-\u009F]*$/;
 const NO_NUL = /^[^\u0000]*$/;
 
 const identifier = (maxBytes: number, why: string, description: string) => {
-  const byteLimit = { error: (issue: { input?: unknown }) => `must be at most ${maxBytes} UTF-8 bytes (${why}), got ${utf8Length(String(issue.input))}` };
-  return z.string().min(1, 'must not be empty').max(maxBytes, byteLimit)
+  const byteLimit = {
+    error: (issue: { input?: unknown }) => `must be at most ${maxBytes} UTF-8 bytes (${why}), got ${utf8Length(String(issue.input))}`,
+  };
+  return z
+    .string()
+    .min(1, 'must not be empty')
+    .max(maxBytes, byteLimit)
     .regex(NO_CONTROL_CHARACTERS, 'must not contain control characters (U+0000–U+001F, U+007F–U+009F)')
     .refine((value) => utf8Length(value) <= maxBytes, byteLimit)
     .meta({ description: `${description} At most ${maxBytes} UTF-8 bytes (${why}).` });
@@ -34,20 +39,36 @@ const ENVIRONMENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const text = z.string().regex(NO_NUL, 'must not contain NUL (U+0000), which Postgres text cannot store');
 
 const requestFields = z.strictObject({
-  trajectoryId: identifier(MAX_TRAJECTORY_ID_BYTES, 'Temporal\'s workflow id limit', 'Also the workflow id; with a `group`, it must be `<groupId>/<sample>`.'),
-  qid: identifier(MAX_QID_BYTES, 'so that `<run>/<qid>/<sample>` fits a workflow id', 'The problem\'s id (exported, and a search attribute).'),
+  trajectoryId: identifier(
+    MAX_TRAJECTORY_ID_BYTES,
+    "Temporal's workflow id limit",
+    'Also the workflow id; with a `group`, it must be `<groupId>/<sample>`.',
+  ),
+  qid: identifier(MAX_QID_BYTES, 'so that `<run>/<qid>/<sample>` fits a workflow id', "The problem's id (exported, and a search attribute)."),
   taskId: z.number().int().optional().meta({ description: 'Exported as `task_id`.' }),
   problem: text.min(1, 'must not be empty').meta({ description: 'The problem text; the chat template renders it with the math instruction.' }),
   gold: z.array(text).meta({ description: 'Gold answers as the dataset has them; any match counts. At least one, unless `code` judges the answer.' }),
-  code: codeTaskSchema.optional().meta({ description: 'Makes this a code task: the answer\'s last Python block is run against these tests in a sandbox; `gold` then holds reference solutions, possibly none.' }),
-  environment: z.string().regex(ENVIRONMENT_NAME, 'must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit').optional().meta({
-    description: 'The environment the episode runs in: `math`, `code`, `math-python-tool`, or one served on its own task queue `ratchet-env-<name>` '
-      + '(Python\'s `ratchet-env serve`). Default: `code` for a code task, `math` otherwise.',
+  code: codeTaskSchema.optional().meta({
+    description:
+      "Makes this a code task: the answer's last Python block is run against these tests in a sandbox; `gold` then holds reference solutions, possibly none.",
   }),
-  environmentArgs: z.record(z.string(), z.json()).optional().meta({ description: 'What the environment needs beyond the problem (a game\'s settings, a tool list): passed to its reset and steps.' }),
+  environment: z
+    .string()
+    .regex(ENVIRONMENT_NAME, 'must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit')
+    .optional()
+    .meta({
+      description:
+        'The environment the episode runs in: `math`, `code`, `math-python-tool`, or one served on its own task queue `ratchet-env-<name>` ' +
+        "(Python's `ratchet-env serve`). Default: `code` for a code task, `math` otherwise.",
+    }),
+  environmentArgs: z
+    .record(z.string(), z.json())
+    .optional()
+    .meta({ description: "What the environment needs beyond the problem (a game's settings, a tool list): passed to its reset and steps." }),
   options: rolloutOptionsSchema.partial().optional().meta({ description: 'Rollout options, each optional.' }),
   group: groupMembershipSchema.optional().meta({
-    description: 'Makes the trajectory a member of a group in a training run: it waits for admission under the run\'s staleness bound and is consumed with its group.',
+    description:
+      "Makes the trajectory a member of a group in a training run: it waits for admission under the run's staleness bound and is consumed with its group.",
   }),
   timeouts: trajectoryTimeoutsSchema.optional().meta({ description: 'Overrides for activity timeouts and the admission re-check, each optional.' }),
 });
@@ -60,23 +81,31 @@ const requestFields = z.strictObject({
 export const trajectoryRequestSchema = requestFields
   .superRefine((request, context) => {
     const judgedByGold = request.environment === undefined || request.environment === 'math' || request.environment === 'math-python-tool';
-    if (!request.code && judgedByGold && request.gold.length === 0) context.addIssue({ code: 'custom', path: ['gold'], message: 'must hold at least one gold answer' });
-    if (request.environment === 'code' && !request.code) context.addIssue({ code: 'custom', path: ['code'], message: 'is required by the `code` environment (the tests its answers run against)' });
+    if (!request.code && judgedByGold && request.gold.length === 0)
+      context.addIssue({ code: 'custom', path: ['gold'], message: 'must hold at least one gold answer' });
+    if (request.environment === 'code' && !request.code)
+      context.addIssue({ code: 'custom', path: ['code'], message: 'is required by the `code` environment (the tests its answers run against)' });
     if (request.group && request.trajectoryId !== `${request.group.groupId}/${request.group.sample}`) {
-      context.addIssue({ code: 'custom', path: ['trajectoryId'], message: `must be "<groupId>/<sample>" (${request.group.groupId}/${request.group.sample})` });
+      context.addIssue({
+        code: 'custom',
+        path: ['trajectoryId'],
+        message: `must be "<groupId>/<sample>" (${request.group.groupId}/${request.group.sample})`,
+      });
     }
     const bytes = jsonBytesOver(request, MAX_REQUEST_JSON_BYTES);
     if (bytes !== undefined) {
       context.addIssue({
-        code: 'custom', path: [],
+        code: 'custom',
+        path: [],
         message: `is ${bytes} bytes as JSON, over the ${MAX_REQUEST_JSON_BYTES}-byte limit (Temporal rejects payloads over 2 MiB); keep long texts out of the request`,
       });
     }
   })
   .meta({
     title: 'TrajectoryRequest',
-    description: 'The one argument of the `trajectory` workflow: one sample of one problem. As JSON it must stay under '
-      + `${MAX_REQUEST_JSON_BYTES} bytes (Temporal rejects payloads over 2 MiB).`,
+    description:
+      'The one argument of the `trajectory` workflow: one sample of one problem. As JSON it must stay under ' +
+      `${MAX_REQUEST_JSON_BYTES} bytes (Temporal rejects payloads over 2 MiB).`,
   });
 
 export type TrajectoryRequest = z.input<typeof trajectoryRequestSchema>;

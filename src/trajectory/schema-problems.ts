@@ -31,7 +31,9 @@ export const readableIssue: z.core.$ZodErrorMap = (issue) => {
  * integer, or not finite, breaks the rule.
  */
 export function rule(text: string): { error: (issue: { code?: string; input?: unknown }) => string | undefined } {
-  return { error: (issue) => (issue.code === 'invalid_type' && typeof issue.input !== 'number' ? undefined : `${text}, got ${shownValue(issue.input)}`) };
+  return {
+    error: (issue) => (issue.code === 'invalid_type' && typeof issue.input !== 'number' ? undefined : `${text}, got ${shownValue(issue.input)}`),
+  };
 }
 
 /**
@@ -39,9 +41,11 @@ export function rule(text: string): { error: (issue: { code?: string; input?: un
  * about the whole value is named `root`. An unknown key (usually a typo) is reported at its own path.
  */
 export function problemLines(issues: readonly z.core.$ZodIssue[], root: string, separator = ': '): string[] {
-  const lines = issues.flatMap((issue) => issue.code === 'unrecognized_keys'
-    ? issue.keys.map((key) => `${pathOf([...issue.path, key], root)}${separator}is not a known field`)
-    : [`${pathOf(issue.path, root)}${separator}${issue.message}`]);
+  const lines = issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => `${pathOf([...issue.path, key], root)}${separator}is not a known field`)
+      : [`${pathOf(issue.path, root)}${separator}${issue.message}`],
+  );
   // Two checks of one field can fail with the same words (a length and a byte limit); say it once.
   return [...new Set(lines)];
 }

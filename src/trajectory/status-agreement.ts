@@ -25,12 +25,16 @@ const CLOSED_FROM_OUTSIDE = new Set(['Terminated', 'TimedOut', 'Canceled']);
  */
 export function statusAgreement(row: RowStatus | null, workflow: string | null): StatusAgreement {
   if (workflow === null || !(CLOSED_WORKFLOW_STATUSES as readonly string[]).includes(workflow)) {
-    if (workflow !== null && OPEN.has(workflow)) return { verdict: 'unknown', reason: `the workflow is ${workflow}: only a closed workflow is compared with its row` };
+    if (workflow !== null && OPEN.has(workflow))
+      return { verdict: 'unknown', reason: `the workflow is ${workflow}: only a closed workflow is compared with its row` };
     return { verdict: 'unknown', reason: `Temporal gives no status for the workflow (${workflow ?? 'not reached'})` };
   }
   if (row === (workflow === 'Completed' ? 'completed' : 'failed')) return { verdict: 'agree' };
   if (row === null && CLOSED_FROM_OUTSIDE.has(workflow)) {
-    return { verdict: 'unknown', reason: `the workflow was ${workflow} from outside Ratchet: the admission controller's sweep records its row as failed` };
+    return {
+      verdict: 'unknown',
+      reason: `the workflow was ${workflow} from outside Ratchet: the admission controller's sweep records its row as failed`,
+    };
   }
   return {
     verdict: 'disagree',

@@ -65,28 +65,51 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
     const [{ counters, servers, verdicts }, charts, trajectories, disagreements, headline, weightServers, weightLedger] = await Promise.all([
-      runCountersAndServers(pool, runId), runChartsPart(pool, runId, c.req.query('compare')), trajectoryListOf(pool, runId, c.req.query()), runDisagreements(pool, runId),
-      runHeadlineFacts(pool, runId), serversNow(pool), servedWeights(pool, { limit: 20 }),
+      runCountersAndServers(pool, runId),
+      runChartsPart(pool, runId, c.req.query('compare')),
+      trajectoryListOf(pool, runId, c.req.query()),
+      runDisagreements(pool, runId),
+      runHeadlineFacts(pool, runId),
+      serversNow(pool),
+      servedWeights(pool, { limit: 20 }),
     ]);
-    return c.html(runPage(runId, counters, charts, trajectoryList(runId, ...trajectories, verdicts), disagreements, servers, headline, servedWeightsSection(weightServers, weightLedger)));
+    return c.html(
+      runPage(
+        runId,
+        counters,
+        charts,
+        trajectoryList(runId, ...trajectories, verdicts),
+        disagreements,
+        servers,
+        headline,
+        servedWeightsSection(weightServers, weightLedger),
+      ),
+    );
   });
   // The run page's trajectory rows alone, for the page to re-fetch with its own filters and page while it is open.
-  app.get('/runs/:runId/trajectories', async (c) => c.html(trajectoryRows(c.req.param('runId'), ...await trajectoryListOf(pool, c.req.param('runId'), c.req.query()))));
+  app.get('/runs/:runId/trajectories', async (c) =>
+    c.html(trajectoryRows(c.req.param('runId'), ...(await trajectoryListOf(pool, c.req.param('runId'), c.req.query())))),
+  );
   // The filtered list as CSV (the list's filters and order, at most DOWNLOAD_ROWS rows; a header says when it was cut).
   app.get('/runs/:runId/trajectories.csv', async (c) => {
     const runId = c.req.param('runId');
     const { csv, rows, complete } = await trajectoryCsv(pool, parseListQuery(runId, c.req.query()));
     return c.body(csv, 200, {
-      'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="${runId.replace(/[^\w.-]/g, '_')}-trajectories.csv"`,
-      'x-ratchet-rows': String(rows), 'x-ratchet-complete': String(complete),
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="${runId.replace(/[^\w.-]/g, '_')}-trajectories.csv"`,
+      'x-ratchet-rows': String(rows),
+      'x-ratchet-complete': String(complete),
     });
   });
   app.get('/runs/:runId/problems', async (c) => {
     const runId = c.req.param('runId');
-    const sort = (PROBLEM_SORTS as readonly string[]).includes(c.req.query('sort') ?? '') ? c.req.query('sort') as ProblemSort : 'passRate';
+    const sort = (PROBLEM_SORTS as readonly string[]).includes(c.req.query('sort') ?? '') ? (c.req.query('sort') as ProblemSort) : 'passRate';
     const direction = c.req.query('dir') === 'asc' ? 'asc' : 'desc';
     const qidContains = c.req.query('qidContains') || undefined;
-    const [{ problems, count }, byVersion] = await Promise.all([runProblems(pool, runId, sort, direction, qidContains), rewardsByVersion(pool, runId)]);
+    const [{ problems, count }, byVersion] = await Promise.all([
+      runProblems(pool, runId, sort, direction, qidContains),
+      rewardsByVersion(pool, runId),
+    ]);
     return c.html(problemsPage(runId, problems, count, sort, direction, qidContains, byVersion));
   });
   // The behaviour policy's mean logprob (and estimated entropy, where sampling allows) per version: read on demand.
@@ -99,7 +122,9 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/api/runs/:runId', async (c) => {
     const runId = c.req.param('runId');
     const [{ counters, servers }, charts, batches] = await Promise.all([
-      runCountersAndServers(pool, runId), loadRunCharts(pool, runId, comparedRuns(runId, c.req.query('compare'))), listBatches(pool, runId),
+      runCountersAndServers(pool, runId),
+      loadRunCharts(pool, runId, comparedRuns(runId, c.req.query('compare'))),
+      listBatches(pool, runId),
     ]);
     return c.json({ counters, servers, ...charts, batches, live: counters.running + counters.queued > 0 });
   });
@@ -111,7 +136,8 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/trajectories/:id/turns/:turn/tokens', async (c) => {
     const view = await loadTrajectoryView(pool, c.req.param('id'));
     const turn = Number(c.req.param('turn'));
-    if (!Number.isInteger(turn) || !view.turns[turn]) return c.html(page('Not found', html`No turn ${c.req.param('turn')} stored for ${view.trajectoryId}`), 404);
+    if (!Number.isInteger(turn) || !view.turns[turn])
+      return c.html(page('Not found', html`No turn ${c.req.param('turn')} stored for ${view.trajectoryId}`), 404);
     return c.html(tokenPage(view, turn, tokenizer));
   });
   app.get('/api/trajectories/:id/stamp', async (c) => {
@@ -157,7 +183,9 @@ ${known.has(runId) ? '' : html`<p class="muted" id="awaiting">If a run of this n
 }
 
 function notFoundText(runId: string, missing: readonly string[]): string {
-  return missing.map((id) => (id === runId ? `No run ${id}: nothing was submitted under this name.` : `No run ${id} to compare ${runId} with.`)).join(' ');
+  return missing
+    .map((id) => (id === runId ? `No run ${id}: nothing was submitted under this name.` : `No run ${id} to compare ${runId} with.`))
+    .join(' ');
 }
 
 /** How long a run's 404 page waits for the run to appear before it stops asking. */
@@ -168,13 +196,19 @@ const AWAIT_RUN_MINUTES = 10;
  * MAX_COMPARED (so a run whose id holds a comma cannot be compared).
  */
 export function comparedRuns(runId: string, compare: string | undefined): string[] {
-  const ids = (compare ?? '').split(',').map((id) => id.trim()).filter((id) => id !== '' && id !== runId);
+  const ids = (compare ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter((id) => id !== '' && id !== runId);
   return [...new Set(ids)].slice(0, MAX_COMPARED);
 }
 
 async function runChartsPart(pool: pg.Pool, runId: string, compare: string | undefined): Promise<RunChartsPart> {
   const [view, settings, batches, runIds] = await Promise.all([
-    loadRunCharts(pool, runId, comparedRuns(runId, compare)), runSettings(pool, runId), listBatches(pool, runId), trainingRunIds(pool),
+    loadRunCharts(pool, runId, comparedRuns(runId, compare)),
+    runSettings(pool, runId),
+    listBatches(pool, runId),
+    trainingRunIds(pool),
   ]);
   return { runId, view, settings, batches, runIds };
 }

@@ -20,7 +20,11 @@ export function runColour(i: number): string {
  * are drawn as lines over them. The shown run's rates keep their Wilson band; the compared runs' have none (one band per
  * chart stays readable).
  */
-export function overlayCharts(shown: readonly ChartSpec[], compared: readonly { runId: string; charts: readonly ChartSpec[] }[], shownRun: string): ChartSpec[] {
+export function overlayCharts(
+  shown: readonly ChartSpec[],
+  compared: readonly { runId: string; charts: readonly ChartSpec[] }[],
+  shownRun: string,
+): ChartSpec[] {
   if (compared.length === 0) return [...shown];
   return shown.map((spec) => {
     const others = compared.flatMap(({ runId, charts }) => {
@@ -28,7 +32,12 @@ export function overlayCharts(shown: readonly ChartSpec[], compared: readonly { 
       return other ? [{ runId, spec: other }] : [];
     });
     if (others.length === 0 || (spec.empty && others.every((o) => o.spec.empty))) return spec;
-    return overlay(elapsed(spec), shownRun, others.map((o) => ({ runId: o.runId, spec: elapsed(o.spec) })), compared.map((c) => c.runId));
+    return overlay(
+      elapsed(spec),
+      shownRun,
+      others.map((o) => ({ runId: o.runId, spec: elapsed(o.spec) })),
+      compared.map((c) => c.runId),
+    );
   });
 }
 
@@ -49,13 +58,17 @@ function overlay(a: ChartSpec, nameA: string, others: { runId: string; spec: Cha
     const dash = SERIES_DASH[shownMeasured.indexOf(i) % SERIES_DASH.length];
     return { ...style, colour: runColour(0), ...(dash ? { dash } : {}) };
   };
-  const lines = others.flatMap(({ runId, spec }) => measured(spec).map((i, k) => {
-    const dash = SERIES_DASH[k % SERIES_DASH.length];
-    return {
-      label: `${runId}: ${spec.series[i]}`, y: align(spec, spec.y[i]!), counts: counts(spec, i),
-      style: { colour: runColour(1 + order.indexOf(runId)), ...(dash ? { dash } : {}) } as ChartStyle,
-    };
-  }));
+  const lines = others.flatMap(({ runId, spec }) =>
+    measured(spec).map((i, k) => {
+      const dash = SERIES_DASH[k % SERIES_DASH.length];
+      return {
+        label: `${runId}: ${spec.series[i]}`,
+        y: align(spec, spec.y[i]!),
+        counts: counts(spec, i),
+        style: { colour: runColour(1 + order.indexOf(runId)), ...(dash ? { dash } : {}) } as ChartStyle,
+      };
+    }),
+  );
   const { empty: _empty, ...base } = a;
   return {
     ...base,
@@ -72,6 +85,6 @@ function overlay(a: ChartSpec, nameA: string, others: { runId: string; spec: Cha
 function elapsed(spec: ChartSpec): ChartSpec {
   if (!spec.time) return spec;
   const start = spec.x[0] ?? 0;
-  const x = spec.empty ? [] : spec.x.map((t) => Math.round((t - start) / 60 * 100) / 100);
+  const x = spec.empty ? [] : spec.x.map((t) => Math.round(((t - start) / 60) * 100) / 100);
   return { ...spec, time: false, xLabel: 'minutes since the run’s first point', x };
 }

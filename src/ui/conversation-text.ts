@@ -6,7 +6,9 @@ import { environmentReward } from './pages/observations.js';
 /** The trajectory page as plain text, for `ratchet show`: the same conversation, turn by turn. */
 export function conversationText(details: TrajectoryDetails): string {
   const { view } = details;
-  const lines = [`trajectory ${view.trajectoryId}  (${view.status}${view.qid ? `, qid ${view.qid}` : ''}${view.groupId ? `, group ${view.groupId}` : ''})`];
+  const lines = [
+    `trajectory ${view.trajectoryId}  (${view.status}${view.qid ? `, qid ${view.qid}` : ''}${view.groupId ? `, group ${view.groupId}` : ''})`,
+  ];
   if (view.environment !== null) lines.push(`environment: ${view.environment}`);
   lines.push(`Temporal: ${details.temporalStatus}`);
   if (details.agreement.verdict === 'disagree') lines.push(`Temporal and Postgres disagree: ${details.agreement.reason}`);
@@ -14,16 +16,23 @@ export function conversationText(details: TrajectoryDetails): string {
   if (details.problem) lines.push('', 'Problem:', details.problem.problem, `Gold: ${details.problem.gold.join(' | ')}`);
   view.turns.forEach((turn, t) => {
     const answer = details.answers[t]!;
-    lines.push('', `── turn ${t + 1}: ${turn.verdict ?? 'not verified yet'} · ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'}`
-      + ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}`
-      + (turn.servedBy === null && turn.cachedTokens === null ? '' : ` · server ${turn.servedBy ?? '–'} · cached ${turn.cachedTokens ?? '–'} of ${turn.contextLen}`));
+    lines.push(
+      '',
+      `── turn ${t + 1}: ${turn.verdict ?? 'not verified yet'} · ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'}` +
+        ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}` +
+        (turn.servedBy === null && turn.cachedTokens === null
+          ? ''
+          : ` · server ${turn.servedBy ?? '–'} · cached ${turn.cachedTokens ?? '–'} of ${turn.contextLen}`),
+    );
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
     lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
     if (turn.verdictDetail) lines.push(`judge: ${turn.verdictDetail}`);
     if (turn.observations !== null) {
       for (const message of turn.observations) lines.push(`[${message.role}] ${message.content}`);
-      lines.push(`environment reward ${environmentReward(turn.environmentReward)} · done ${turn.done === null ? '–' : turn.done ? 'yes' : 'no'}`
-        + (turn.info && Object.keys(turn.info).length > 0 ? ` · info ${compactJson(turn.info)}` : ''));
+      lines.push(
+        `environment reward ${environmentReward(turn.environmentReward)} · done ${turn.done === null ? '–' : turn.done ? 'yes' : 'no'}` +
+          (turn.info && Object.keys(turn.info).length > 0 ? ` · info ${compactJson(turn.info)}` : ''),
+      );
     }
     if (turn.feedbackText !== null) lines.push(`feedback: ${turn.feedbackText.trim()}`);
     // The last turn's feedback is rendered for its verdict but never appended: the loop ended (src/trajectory/packing.ts).
@@ -31,9 +40,15 @@ export function conversationText(details: TrajectoryDetails): string {
       lines.push('(this feedback was never appended: the trajectory ended after this turn)');
     }
   });
-  if (view.generating) lines.push('', `── turn ${view.generating.turn + 1}: generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)`, details.generatingText ?? '');
+  if (view.generating)
+    lines.push(
+      '',
+      `── turn ${view.generating.turn + 1}: generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)`,
+      details.generatingText ?? '',
+    );
   lines.push('');
-  if (view.status === 'failed') lines.push(`failed: ${view.failureType ?? 'InternalError'} (${view.failureClass ?? 'infrastructure'}): ${view.error ?? ''}`);
+  if (view.status === 'failed')
+    lines.push(`failed: ${view.failureType ?? 'InternalError'} (${view.failureClass ?? 'infrastructure'}): ${view.error ?? ''}`);
   else if (view.status === 'completed') lines.push(`ended: ${view.endReason} after ${view.turns.length} turns`);
   else if (details.live) lines.push(`workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}`);
   else lines.push(view.status === 'queued' ? 'queued: its group waits for admission' : `status: ${view.status}`);

@@ -22,11 +22,24 @@ export async function loadRunCharts(pool: pg.Pool, runId: string, compareIds: re
   const charts = chartsOf(shown!);
   if (compared.length === 0) return { ...shown!, charts };
   const others = compared.map((numbers, i) => ({ runId: compareIds[i]!, ...numbers }));
-  return { ...shown!, charts: overlayCharts(charts, others.map((o) => ({ runId: o.runId, charts: chartsOf(o) })), runId), compare: others };
+  return {
+    ...shown!,
+    charts: overlayCharts(
+      charts,
+      others.map((o) => ({ runId: o.runId, charts: chartsOf(o) })),
+      runId,
+    ),
+    compare: others,
+  };
 }
 
 async function runNumbers(pool: pg.Pool, runId: string): Promise<{ curves: RunCurves; training: RunTraining }> {
-  const [curves, run, byVersion, steps] = await Promise.all([runCurves(pool, runId), readRun(pool, runId), rewardsByVersion(pool, runId), trainingSteps(pool, runId)]);
+  const [curves, run, byVersion, steps] = await Promise.all([
+    runCurves(pool, runId),
+    readRun(pool, runId),
+    rewardsByVersion(pool, runId),
+    trainingSteps(pool, runId),
+  ]);
   return { curves, training: { eta: run?.maxHeadOffpolicyness ?? null, byVersion, steps } };
 }
 

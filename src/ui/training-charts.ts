@@ -39,7 +39,12 @@ export interface ChartSpec {
 }
 
 /** `band: 'wilson'`: a rate drawn with its Wilson 95% interval shaded around it, from the samples each point rests on. */
-export interface ChartStyle { colour: string; dash?: number[]; bars?: boolean; band?: 'wilson' }
+export interface ChartStyle {
+  colour: string;
+  dash?: number[];
+  bars?: boolean;
+  band?: 'wilson';
+}
 
 /** Fewer samples than this and a mean or a rate is noise: the point is ringed. */
 export const FEW_SAMPLES = 10;
@@ -57,46 +62,95 @@ export function trainingCharts({ eta, byVersion, steps }: RunTraining): ChartSpe
   const noVersions = 'no completed trajectories yet';
   return [
     {
-      id: 'chart-reward-by-version', title: 'reward by policy version', xLabel: 'policy version of the first generated token',
-      yLabel: 'reward', discrete: true, x: versions, series: ['mean reward per turn r̄', 'mean return R₀'],
+      id: 'chart-reward-by-version',
+      title: 'reward by policy version',
+      xLabel: 'policy version of the first generated token',
+      yLabel: 'reward',
+      discrete: true,
+      x: versions,
+      series: ['mean reward per turn r̄', 'mean return R₀'],
       y: [byVersion.map((v) => v.meanReward), byVersion.map((v) => v.meanReturn)],
-      counts: [byVersion.map((v) => v.trajectories), byVersion.map((v) => v.trajectories)], fewBelow: FEW_SAMPLES,
-      styles: [{ colour: MEASURED[0]! }, { colour: MEASURED[2]! }], ...(versions.length === 0 ? { empty: noVersions } : {}),
+      counts: [byVersion.map((v) => v.trajectories), byVersion.map((v) => v.trajectories)],
+      fewBelow: FEW_SAMPLES,
+      styles: [{ colour: MEASURED[0]! }, { colour: MEASURED[2]! }],
+      ...(versions.length === 0 ? { empty: noVersions } : {}),
     },
     {
-      id: 'chart-turns-by-version', title: 'success by turn and policy version', xLabel: 'policy version of the first generated token',
-      yLabel: 'success rate', discrete: true, yRange: [0, 1], x: versions,
+      id: 'chart-turns-by-version',
+      title: 'success by turn and policy version',
+      xLabel: 'policy version of the first generated token',
+      yLabel: 'success rate',
+      discrete: true,
+      yRange: [0, 1],
+      x: versions,
       series: Array.from({ length: turns }, (_, t) => `turn ${t + 1}`),
       // Null where no trajectory of that version reached the turn (early stop, or fewer turns).
       y: Array.from({ length: turns }, (_, t) => byVersion.map((v) => v.byTurn.find((b) => b.turn === t)?.successRate ?? null)),
-      counts: Array.from({ length: turns }, (_, t) => byVersion.map((v) => v.byTurn.find((b) => b.turn === t)?.trajectories ?? 0)), fewBelow: FEW_SAMPLES,
-      styles: Array.from({ length: turns }, (_, t) => ({ colour: MEASURED[t % MEASURED.length]! })), ...(versions.length === 0 ? { empty: noVersions } : {}),
+      counts: Array.from({ length: turns }, (_, t) => byVersion.map((v) => v.byTurn.find((b) => b.turn === t)?.trajectories ?? 0)),
+      fewBelow: FEW_SAMPLES,
+      styles: Array.from({ length: turns }, (_, t) => ({ colour: MEASURED[t % MEASURED.length]! })),
+      ...(versions.length === 0 ? { empty: noVersions } : {}),
     },
     stepChart('chart-step-reward', 'mean reward per step', 'reward', stepX, [['mean reward', metric('mean_reward')]], [], noSteps),
     rolloutsByStep(steps, byVersion, noSteps),
     stepChart('chart-step-loss', 'loss per step', 'loss', stepX, [['loss', metric('loss')]], [], noSteps),
-    stepChart('chart-step-parity', 'logprob parity per step', '|Δ logprob| (nats)', stepX,
-      [['mean |Δ|', metric('parity_mean_abs')], ['p99 |Δ|', metric('parity_p99_abs')]],
+    stepChart(
+      'chart-step-parity',
+      'logprob parity per step',
+      '|Δ logprob| (nats)',
+      stepX,
+      [
+        ['mean |Δ|', metric('parity_mean_abs')],
+        ['p99 |Δ|', metric('parity_p99_abs')],
+      ],
       // Each bound dashed in its measurement's colour.
-      [{ label: `mean bound ${PARITY_BOUNDS.meanAbs}`, value: PARITY_BOUNDS.meanAbs, colour: MEASURED[0] }, { label: `p99 bound ${PARITY_BOUNDS.p99Abs}`, value: PARITY_BOUNDS.p99Abs, colour: MEASURED[1] }],
-      noSteps),
+      [
+        { label: `mean bound ${PARITY_BOUNDS.meanAbs}`, value: PARITY_BOUNDS.meanAbs, colour: MEASURED[0] },
+        { label: `p99 bound ${PARITY_BOUNDS.p99Abs}`, value: PARITY_BOUNDS.p99Abs, colour: MEASURED[1] },
+      ],
+      noSteps,
+    ),
     // η as the trainer reported it at each step, else the run's own: the lag of consumed tokens should stay under it.
-    stepChart('chart-step-lag', 'version lag of consumed tokens', 'versions behind', stepX,
-      [['mean lag', metric('version_lag_mean')], ['max lag', metric('version_lag_max')]],
-      [{ label: 'η', value: steps.map((s) => s.metrics.eta ?? eta) }], noSteps),
+    stepChart(
+      'chart-step-lag',
+      'version lag of consumed tokens',
+      'versions behind',
+      stepX,
+      [
+        ['mean lag', metric('version_lag_mean')],
+        ['max lag', metric('version_lag_max')],
+      ],
+      [{ label: 'η', value: steps.map((s) => s.metrics.eta ?? eta) }],
+      noSteps,
+    ),
   ];
 }
 
 type Line = [label: string, values: (number | null)[]];
 /** A horizontal line (one value) or one that may move per step (η as reported). */
-interface Reference { label: string; value: number | (number | null)[]; colour?: string | undefined }
+interface Reference {
+  label: string;
+  value: number | (number | null)[];
+  colour?: string | undefined;
+}
 
 function stepChart(id: string, title: string, yLabel: string, x: number[], measured: Line[], references: Reference[], noSteps: string): ChartSpec {
   const reported = measured.some(([, values]) => values.some((v) => v !== null));
   const lines: Line[] = [...measured, ...references.map(({ label, value }): Line => [label, Array.isArray(value) ? value : x.map(() => value)])];
   return {
-    id, title, xLabel: 'training step', yLabel, x, discrete: true, yFromZero: references.length > 0, series: lines.map(([label]) => label), y: lines.map(([, values]) => values),
-    styles: [...measured.map((_, i) => ({ colour: MEASURED[i]! })), ...references.map((r) => ({ ...REFERENCE, colour: r.colour ?? REFERENCE.colour }))],
+    id,
+    title,
+    xLabel: 'training step',
+    yLabel,
+    x,
+    discrete: true,
+    yFromZero: references.length > 0,
+    series: lines.map(([label]) => label),
+    y: lines.map(([, values]) => values),
+    styles: [
+      ...measured.map((_, i) => ({ colour: MEASURED[i]! })),
+      ...references.map((r) => ({ ...REFERENCE, colour: r.colour ?? REFERENCE.colour })),
+    ],
     ...(x.length === 0 ? { empty: noSteps } : reported ? {} : { empty: `no step reported ${measured.map(([label]) => label).join(' or ')}` }),
   };
 }
@@ -109,9 +163,16 @@ function rolloutsByStep(steps: readonly TrainingStep[], byVersion: readonly Vers
   const rollouts = steps.map((s) => byVersion.find((v) => v.version === s.policyVersion));
   const samples = rollouts.map((v) => v?.trajectories ?? 0);
   return {
-    id: 'chart-step-rollouts', title: 'rollouts of the policy each step published', xLabel: 'training step', yLabel: 'reward', discrete: true,
-    x: steps.map((s) => s.step), series: ['mean reward per turn r̄', 'mean return R₀'],
-    y: [rollouts.map((v) => v?.meanReward ?? null), rollouts.map((v) => v?.meanReturn ?? null)], counts: [samples, samples], fewBelow: FEW_SAMPLES,
+    id: 'chart-step-rollouts',
+    title: 'rollouts of the policy each step published',
+    xLabel: 'training step',
+    yLabel: 'reward',
+    discrete: true,
+    x: steps.map((s) => s.step),
+    series: ['mean reward per turn r̄', 'mean return R₀'],
+    y: [rollouts.map((v) => v?.meanReward ?? null), rollouts.map((v) => v?.meanReturn ?? null)],
+    counts: [samples, samples],
+    fewBelow: FEW_SAMPLES,
     styles: [{ colour: MEASURED[0]! }, { colour: MEASURED[2]! }],
     ...(steps.length === 0 ? { empty: noSteps } : rollouts.some(Boolean) ? {} : { empty: 'no rollouts of a version a step published yet' }),
   };

@@ -6,7 +6,19 @@ import type { ListQuery } from './pages/trajectory-list.js';
 export const DOWNLOAD_ROWS = 10_000;
 const DOWNLOAD_PAGE = 1_000;
 
-const COLUMNS = ['trajectory_id', 'qid', 'status', 'turns', 'verdicts', 'correct_turns', 'return_r0', 'output_tokens', 'staleness', 'failure_type', 'finished_at'];
+const COLUMNS = [
+  'trajectory_id',
+  'qid',
+  'status',
+  'turns',
+  'verdicts',
+  'correct_turns',
+  'return_r0',
+  'output_tokens',
+  'staleness',
+  'failure_type',
+  'finished_at',
+];
 
 /**
  * The run's stored trajectories as the list shows them (its filters and order), as CSV: one row per trajectory, the
@@ -27,9 +39,20 @@ export async function trajectoryCsv(pool: pg.Pool, { filter, order }: ListQuery)
 
 function csvRow(t: TrajectoryListEntry): string {
   return [
-    t.trajectoryId, t.qid, t.status, t.turns, t.verdicts.join(' '), t.successes, t.reward ?? '', t.outputTokens, t.staleness ?? '', t.failureType ?? '',
+    t.trajectoryId,
+    t.qid,
+    t.status,
+    t.turns,
+    t.verdicts.join(' '),
+    t.successes,
+    t.reward ?? '',
+    t.outputTokens,
+    t.staleness ?? '',
+    t.failureType ?? '',
     t.finishedAt?.toISOString() ?? '',
-  ].map(csvField).join(',');
+  ]
+    .map(csvField)
+    .join(',');
 }
 
 /** RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled. */

@@ -5,7 +5,15 @@ import { recordedDisagreements, type RecordedDisagreement } from '../store/write
 import { statusAgreement, type StatusAgreement } from '../trajectory/status-agreement.js';
 import type { TrajectoryState } from '../workflows/trajectory-state.js';
 import { splitReasoning, type AnswerParts } from './answer-parts.js';
-import { describeWorkflow, loadWorkflowProblem, queryTrajectoryState, temporalLink, type TemporalAccess, type WorkflowDescription, type WorkflowProblem } from './workflow-lookup.js';
+import {
+  describeWorkflow,
+  loadWorkflowProblem,
+  queryTrajectoryState,
+  temporalLink,
+  type TemporalAccess,
+  type WorkflowDescription,
+  type WorkflowProblem,
+} from './workflow-lookup.js';
 
 /** Everything the trajectory page and `ratchet show` print: Postgres's view, decoded, plus what Temporal adds. */
 export interface TrajectoryDetails {
@@ -28,7 +36,12 @@ export interface TrajectoryDetails {
   recordedDisagreements: RecordedDisagreement[];
 }
 
-export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelTokenizer, temporal: TemporalAccess | undefined, trajectoryId: string): Promise<TrajectoryDetails> {
+export async function loadTrajectoryDetails(
+  pool: pg.Pool,
+  tokenizer: ModelTokenizer,
+  temporal: TemporalAccess | undefined,
+  trajectoryId: string,
+): Promise<TrajectoryDetails> {
   const view = await loadTrajectoryView(pool, trajectoryId);
   const final = view.status === 'completed' || view.status === 'failed';
   const [problem, live, workflow, recorded] = await Promise.all([
@@ -42,7 +55,9 @@ export async function loadTrajectoryDetails(pool: pg.Pool, tokenizer: ModelToken
   // Nor its environment: the row names it once stored; until then (and for rows from before environments) the request does.
   if (view.environment === null && problem) view.environment = problem.environment;
   return {
-    view, problem, live,
+    view,
+    problem,
+    live,
     promptText: view.promptText ?? (view.promptIds.length > 0 ? tokenizer.decodeAll(view.promptIds) : ''),
     // The stored answer text is what the verifier judged; without it (a failed turn) decode the tokens.
     answers: view.turns.map((turn) => splitReasoning(turn.answerText ?? (turn.outputIds.length > 0 ? tokenizer.decodeText(turn.outputIds) : ''))),

@@ -23,5 +23,6 @@ export function attemptText(stored: number): string {
 }
 
 /** What the attempt column means, for its tooltip. */
-export const ATTEMPT_DEFINITION = 'Temporal\'s attempt of the turn\'s generate activity on the queue running it now (1 = not retried); '
-  + '"after fallback": the turn moved from its server\'s own queue to the shared one, where attempts count again from 1.';
+export const ATTEMPT_DEFINITION =
+  "Temporal's attempt of the turn's generate activity on the queue running it now (1 = not retried); " +
+  '"after fallback": the turn moved from its server\'s own queue to the shared one, where attempts count again from 1.';

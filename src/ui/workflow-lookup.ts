@@ -32,10 +32,14 @@ export async function loadWorkflowProblem(access: TemporalAccess | undefined, tr
     const history = await access.client.workflow.getHandle(trajectoryId).fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     if (!payload) return null;
-    const request = defaultPayloadConverter.fromPayload<{ qid?: unknown; problem?: unknown; gold?: unknown; environment?: unknown; code?: unknown }>(payload);
+    const request = defaultPayloadConverter.fromPayload<{ qid?: unknown; problem?: unknown; gold?: unknown; environment?: unknown; code?: unknown }>(
+      payload,
+    );
     if (typeof request?.problem !== 'string') return null;
     return {
-      qid: typeof request.qid === 'string' ? request.qid : null, problem: request.problem, gold: Array.isArray(request.gold) ? request.gold.map(String) : [],
+      qid: typeof request.qid === 'string' ? request.qid : null,
+      problem: request.problem,
+      gold: Array.isArray(request.gold) ? request.gold.map(String) : [],
       environment: typeof request.environment === 'string' ? request.environment : request.code ? 'code' : 'math',
     };
   } catch {
@@ -87,11 +91,17 @@ export async function describeWorkflow(access: TemporalAccess | undefined, traje
   try {
     const description = await access.client.workflow.getHandle(trajectoryId).describe();
     return {
-      status: workflowStatusName(description.status.name), runId: description.runId, startTime: description.startTime,
-      closeTime: description.closeTime ?? null, historyLength: description.historyLength,
+      status: workflowStatusName(description.status.name),
+      runId: description.runId,
+      startTime: description.startTime,
+      closeTime: description.closeTime ?? null,
+      historyLength: description.historyLength,
       pendingActivities: (description.raw.pendingActivities ?? []).map((activity): PendingActivity => ({
-        activityType: activity.activityType?.name ?? '?', state: ACTIVITY_STATES[Number(activity.state ?? 0)] ?? 'unknown',
-        attempt: activity.attempt ?? 1, maximumAttempts: activity.maximumAttempts ?? 0, lastFailure: activity.lastFailure?.message ?? null,
+        activityType: activity.activityType?.name ?? '?',
+        state: ACTIVITY_STATES[Number(activity.state ?? 0)] ?? 'unknown',
+        attempt: activity.attempt ?? 1,
+        maximumAttempts: activity.maximumAttempts ?? 0,
+        lastFailure: activity.lastFailure?.message ?? null,
       })),
     };
   } catch (error) {

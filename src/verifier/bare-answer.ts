@@ -5,7 +5,9 @@ const MAX_BARE_CHARS = 400;
 
 /** Words that do not make an answer a sentence: connectives, function names, percent, infinity. */
 const MATH_WORDS = new Set(
-  'and or sin cos tan sec csc cot arcsin arccos arctan sinh cosh tanh log ln lg exp sqrt max min det gcd lcm mod pmod lim inf infinity infty pi percent percentage pct per'.split(' '),
+  'and or sin cos tan sec csc cot arcsin arccos arctan sinh cosh tanh log ln lg exp sqrt max min det gcd lcm mod pmod lim inf infinity infty pi percent percentage pct per'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -34,7 +36,12 @@ export function bareAnswer(text: string): string | null {
 /** The content of a math span that is the whole text, allowing trailing sentence punctuation. */
 function wholeMathSpan(text: string): string | null {
   const t = text.replace(/[.,;!]+$/, '').trim();
-  const pairs: ReadonlyArray<[string, string]> = [['$$', '$$'], ['\\[', '\\]'], ['\\(', '\\)'], ['$', '$']];
+  const pairs: ReadonlyArray<[string, string]> = [
+    ['$$', '$$'],
+    ['\\[', '\\]'],
+    ['\\(', '\\)'],
+    ['$', '$'],
+  ];
   for (const [open, close] of pairs) {
     if (!t.startsWith(open) || !t.endsWith(close) || t.length < open.length + close.length) continue;
     const inner = t.slice(open.length, t.length - close.length);

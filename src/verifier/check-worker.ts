@@ -12,7 +12,11 @@ if (!port) throw new Error('check-worker must run in a worker thread');
 
 // Warm the engine, the parser's lazily built dictionary and the JIT before the first budgeted check.
 warmUpSymbolic();
-for (const [gold, output] of [['\\frac{1}{2}', '\\boxed{0.5}'], ['\\tan^2 x + 1', '\\boxed{\\sec^2 x}'], ['(1,2]', '\\boxed{x \\in (1, 2]}']] as const) {
+for (const [gold, output] of [
+  ['\\frac{1}{2}', '\\boxed{0.5}'],
+  ['\\tan^2 x + 1', '\\boxed{\\sec^2 x}'],
+  ['(1,2]', '\\boxed{x \\in (1, 2]}'],
+] as const) {
   judgeExtracted(extractGoldAnswers(gold), extractModelAnswer(output));
 }
 
@@ -29,9 +33,10 @@ port.on('message', (request: VerifierRequest) => {
     port.postMessage({ kind: 'verdict', id: request.id, judgement } satisfies VerifierResponse);
     return;
   }
-  const judgement = typeof request.output === 'string'
-    ? judgeExtracted(golds, predicted)
-    : { equal: false, status: 'error' as const, predicted, gold: golds, detail: 'model output is not a string' };
+  const judgement =
+    typeof request.output === 'string'
+      ? judgeExtracted(golds, predicted)
+      : { equal: false, status: 'error' as const, predicted, gold: golds, detail: 'model output is not a string' };
   port.postMessage({ kind: 'verdict', id: request.id, judgement } satisfies VerifierResponse);
 });
 

@@ -46,7 +46,8 @@ export function compareShapes(gold: Shape, pred: Shape, percent: PercentFlags): 
     const restated = p.items.every((item) => compareShapes(g, item, percent).equal);
     return { equal: restated, rule: restated ? 'restated' : 'value-vs-list' };
   }
-  if (g.kind === 'expr' && p.kind === 'expr') return compareScalars({ latex: g.latex, percent: percent.gold }, { latex: p.latex, percent: percent.pred });
+  if (g.kind === 'expr' && p.kind === 'expr')
+    return compareScalars({ latex: g.latex, percent: percent.gold }, { latex: p.latex, percent: percent.pred });
   return { equal: false, rule: 'shape' };
 }
 

@@ -8,7 +8,10 @@ export type MathJson = number | string | { num?: string; str?: string; sym?: str
 /** The expression has no numeric value we trust (unknown head, text, infinite arithmetic). */
 export class Unevaluable extends Error {
   override readonly name = 'Unevaluable';
-  constructor(readonly reason: string, readonly overflow = false) {
+  constructor(
+    readonly reason: string,
+    readonly overflow = false,
+  ) {
     super(`cannot evaluate: ${reason}`);
   }
 }
@@ -104,7 +107,7 @@ function walk(json: MathJson, env: ReadonlyMap<string, Complex>, state: WalkStat
   const at = (k: number): Complex => walk(args[k] as MathJson, env, state, depth + 1);
   if (head === 'Negate' && args.length === 1 && isInfinityLiteral(args[0] as MathJson)) return C.neg(at(0));
   if (head === 'Delimiter' || head === 'Sequence') {
-    if (args.length >= 1 && (args.length === 1 || typeof args[1] === 'object' && !Array.isArray(args[1]))) return guard(at(0));
+    if (args.length >= 1 && (args.length === 1 || (typeof args[1] === 'object' && !Array.isArray(args[1])))) return guard(at(0));
     throw new Unevaluable('sequence');
   }
   if (typeof head !== 'string') throw new Unevaluable('applied expression');

@@ -33,4 +33,3 @@ function extractOneGold(gold: string): string | null {
   }
   return text;
 }
-

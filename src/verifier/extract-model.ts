@@ -45,10 +45,12 @@ function cutOffInsideBox(text: string): boolean {
 function statedAnswer(text: string): string | null {
   const candidates: Array<{ at: number; content: string; trusted: boolean }> = [];
   const boxes = finalBoxes(text);
-  if (boxes.length > 0) candidates.push({ at: boxes[boxes.length - 1]!.start, content: boxes.map((b) => b.content.trim()).join(', '), trusted: true });
+  if (boxes.length > 0)
+    candidates.push({ at: boxes[boxes.length - 1]!.start, content: boxes.map((b) => b.content.trim()).join(', '), trusted: true });
   const statement = lastStatement(text);
   // "\boxed{5}. The answer is correct" must not override the box: a statement counts only when it looks like math.
-  if (statement && statement.content !== '') candidates.push({ at: statement.start, content: statement.content, trusted: looksLikeMath(statement.content) });
+  if (statement && statement.content !== '')
+    candidates.push({ at: statement.start, content: statement.content, trusted: looksLikeMath(statement.content) });
   const hashes = text.lastIndexOf('####');
   const gsm8k = gsm8kAnswer(text);
   if (gsm8k !== null) candidates.push({ at: hashes, content: gsm8k, trusted: true });
@@ -166,7 +168,12 @@ function loneNumber(sentence: string): string | null {
   return numbers && numbers.length === 1 ? numbers[0]! : null;
 }
 
-const MATH_DELIMITERS = [['$$', '$$'], ['$', '$'], ['\\(', '\\)'], ['\\[', '\\]']] as const;
+const MATH_DELIMITERS = [
+  ['$$', '$$'],
+  ['$', '$'],
+  ['\\(', '\\)'],
+  ['\\[', '\\]'],
+] as const;
 
 /** The content of a `$…$`, `$$…$$`, `\(…\)` or `\[…\]` span that opens the text (only display math when `displayOnly`). */
 function leadingMath(text: string, displayOnly = false): string | null {
@@ -203,6 +210,9 @@ function looksLikeMath(candidate: string): boolean {
 export function gsm8kAnswer(text: string): string | null {
   const at = text.lastIndexOf('####');
   if (at < 0) return null;
-  const line = text.slice(at + 4).split('\n')[0]!.trim();
+  const line = text
+    .slice(at + 4)
+    .split('\n')[0]!
+    .trim();
   return line === '' ? null : line;
 }

@@ -99,7 +99,10 @@ export function matchBracket(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
     const ch = text[i];
-    if (ch === '\\') { i++; continue; }
+    if (ch === '\\') {
+      i++;
+      continue;
+    }
     if (ch === '(' || ch === '[' || ch === '{') depth++;
     else if ((ch === ')' || ch === ']' || ch === '}') && --depth === 0) return i;
   }

@@ -133,9 +133,7 @@ function trimPunctuation(s: string): string {
 /** `1,000`, `10,000.5`, `1 000 000`: group separators only when the whole value is one number. */
 function dropDigitGroupSeparators(s: string): string {
   const whole = (t: string): string =>
-    /^[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$/.test(t) || /^[-+]?[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?$/.test(t)
-      ? t.replace(/[, ]/g, '')
-      : t;
+    /^[-+]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$/.test(t) || /^[-+]?[1-9]\d{0,2}(?: \d{3})+(?:\.\d+)?$/.test(t) ? t.replace(/[, ]/g, '') : t;
   const eq = s.lastIndexOf('=');
   if (eq > 0 && s.indexOf('=') === eq) return `${s.slice(0, eq + 1)}${whole(s.slice(eq + 1).trim())}`;
   return whole(s);
@@ -148,13 +146,10 @@ function dropDigitGroupSeparators(s: string): string {
 function mixedNumbers(s: string): string {
   const proper = (whole: string, num: string, den: string, frac: string): string | null =>
     Number(num) < Number(den) && Number(den) > 0 ? `(${whole}+${frac})` : null;
-  let out = s.replace(
-    /(^|[\s(=,[+-])(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}/g,
-    (all, pre: string, w: string, n: string, d: string) => {
-      const r = proper(w, n, d, `\\frac{${n}}{${d}}`);
-      return r === null ? all : pre + r;
-    },
-  );
+  let out = s.replace(/(^|[\s(=,[+-])(\d+)\s*\\frac\{(\d+)\}\{(\d+)\}/g, (all, pre: string, w: string, n: string, d: string) => {
+    const r = proper(w, n, d, `\\frac{${n}}{${d}}`);
+    return r === null ? all : pre + r;
+  });
   out = out.replace(/(^|[\s(=,[+-])(\d{1,3}(?: \d{3})+|\d+) (\d+)\/(\d+)(?=$|[\s),\]])/g, (all, pre: string, w: string, n: string, d: string) => {
     const r = proper(w.replace(/ /g, ''), n, d, `\\frac{${n}}{${d}}`);
     return r === null ? all : pre + r;

@@ -61,7 +61,10 @@ export function inequalityAsInterval(rel: Relation): Shape | null {
     kind: 'seq',
     open: loOpen ? '(' : '[',
     close: hiOpen ? ')' : ']',
-    items: [{ kind: 'expr', latex: lo }, { kind: 'expr', latex: hi }],
+    items: [
+      { kind: 'expr', latex: lo },
+      { kind: 'expr', latex: hi },
+    ],
   });
   const strict = (op: RelOp): boolean => op === '<' || op === '>';
   const up = (op: RelOp): boolean => op === '<' || op === '<=';

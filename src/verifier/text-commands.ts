@@ -23,7 +23,11 @@ export function rewriteTextCommands(latex: string): string {
     const word = content.trim().toLowerCase();
     let replacement: string;
     if (word === 'and' || word === 'or' || word === ',') replacement = ', ';
-    else if (!/^\\math(?:bf|it|sf)/.test(m[0]) && /\S/.test(before.replace(/[\s,]/g, '')) && (isUnitPhrase(word) || isTrailingLabel(word, before, latex.slice(close + 1)))) {
+    else if (
+      !/^\\math(?:bf|it|sf)/.test(m[0]) &&
+      /\S/.test(before.replace(/[\s,]/g, '')) &&
+      (isUnitPhrase(word) || isTrailingLabel(word, before, latex.slice(close + 1)))
+    ) {
       const power = /^\s*\^\s*(?:\d|\{\d\})/.exec(latex.slice(after));
       if (power) after += power[0].length;
       replacement = ' ';

@@ -16,13 +16,19 @@ export const UNIT_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-const ONES = 'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ');
+const ONES =
+  'zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen'.split(' ');
 const TENS = 'twenty thirty forty fifty sixty seventy eighty ninety'.split(' ');
 const SCALES: Record<string, number> = { hundred: 100, thousand: 1000, million: 1_000_000, billion: 1_000_000_000 };
 
 /** "twenty-one" → 21, "one hundred five" → 105; null unless the whole text is a number in words. */
 export function wordsToNumber(text: string): number | null {
-  const words = text.toLowerCase().replace(/-/g, ' ').replace(/\band\b/g, ' ').trim().split(/\s+/);
+  const words = text
+    .toLowerCase()
+    .replace(/-/g, ' ')
+    .replace(/\band\b/g, ' ')
+    .trim()
+    .split(/\s+/);
   if (words.length === 0 || words[0] === '') return null;
   let total = 0;
   let current = 0;

@@ -51,7 +51,7 @@ export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue ?? CPU_TASK_QUEUE,
-    workflowBundle: deps.workflowBundle ?? await workflowBundle(),
+    workflowBundle: deps.workflowBundle ?? (await workflowBundle()),
     activities: createCpuActivities(deps),
     maxConcurrentActivityTaskExecutions: 64,
     maxCachedWorkflows: deps.maxCachedWorkflows,

@@ -30,11 +30,16 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
     const probe = new AbortController();
     const { shared, own } = await createGpuWorkers({ ...deps, servedLogprobs: probeInBackground(deps.backend, intervalMs, probe.signal) });
     const workers: Worker[] = [shared, own];
-    const shutdown = () => { for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown(); };
+    const shutdown = () => {
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+    };
     const watch = setInterval(() => {
       void healthy().then((ok) => {
         if (!ok && workers.some((worker) => worker.getState() === 'RUNNING')) {
-          log.warn({ server: deps.backend.url }, 'inference server unhealthy or serving unvouched weights: GPU worker stops taking tasks until it recovers');
+          log.warn(
+            { server: deps.backend.url },
+            'inference server unhealthy or serving unvouched weights: GPU worker stops taking tasks until it recovers',
+          );
           shutdown();
         }
       });
@@ -60,8 +65,14 @@ export async function runGpuWorkerWhileHealthy(deps: GpuWorkerDeps, options: Hea
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const onAbort = () => { clearTimeout(timer); resolve(); };
-    const timer = setTimeout(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -74,24 +74,25 @@ export class ServerSlots {
     };
     return {
       type: 'custom',
-      reserveSlot: (_ctx, abortSignal) => new Promise<SlotPermit>((resolve, reject) => {
-        const attempt = () => {
-          if (!free()) return false;
-          this.waiting.delete(attempt);
-          abortSignal.removeEventListener('abort', onAbort);
-          resolve(take());
-          return true;
-        };
-        const onAbort = () => {
-          this.waiting.delete(attempt);
-          // The SDK expects its own reason back (anything else it logs as the supplier's error).
-          reject(abortSignal.reason);
-        };
-        if (attempt()) return;
-        if (abortSignal.aborted) return onAbort();
-        this.waiting.add(attempt);
-        abortSignal.addEventListener('abort', onAbort, { once: true });
-      }),
+      reserveSlot: (_ctx, abortSignal) =>
+        new Promise<SlotPermit>((resolve, reject) => {
+          const attempt = () => {
+            if (!free()) return false;
+            this.waiting.delete(attempt);
+            abortSignal.removeEventListener('abort', onAbort);
+            resolve(take());
+            return true;
+          };
+          const onAbort = () => {
+            this.waiting.delete(attempt);
+            // The SDK expects its own reason back (anything else it logs as the supplier's error).
+            reject(abortSignal.reason);
+          };
+          if (attempt()) return;
+          if (abortSignal.aborted) return onAbort();
+          this.waiting.add(attempt);
+          abortSignal.addEventListener('abort', onAbort, { once: true });
+        }),
       tryReserveSlot: () => (free() ? take() : null),
       markSlotUsed: (ctx) => {
         const permit = ctx.permit as Permit;
@@ -125,5 +126,10 @@ export const RETURNING_TURN_HOLD_MS = 5_000;
 /** A GPU worker runs activities only; the other slot kinds are never used. */
 function tuner(activities: CustomSlotSupplier<ActivitySlotInfo>): WorkerTuner {
   const unused = { type: 'fixed-size', numSlots: 1 } as const;
-  return { activityTaskSlotSupplier: activities, workflowTaskSlotSupplier: unused, localActivityTaskSlotSupplier: unused, nexusTaskSlotSupplier: unused };
+  return {
+    activityTaskSlotSupplier: activities,
+    workflowTaskSlotSupplier: unused,
+    localActivityTaskSlotSupplier: unused,
+    nexusTaskSlotSupplier: unused,
+  };
 }

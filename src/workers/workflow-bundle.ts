@@ -25,7 +25,8 @@ let bundle: Promise<WorkflowBundleOption> | undefined;
 export function workflowBundle(): Promise<WorkflowBundleOption> {
   bundle ??= (async () => {
     const entry = workflowsPath();
-    if (entry.endsWith('.js') && (await readFile(BUNDLE_INPUTS, 'utf8').catch(() => undefined)) === await compiledInputs()) return { codePath: BUNDLE_FILE };
+    if (entry.endsWith('.js') && (await readFile(BUNDLE_INPUTS, 'utf8').catch(() => undefined)) === (await compiledInputs()))
+      return { codePath: BUNDLE_FILE };
     return bundleWorkflowCode({ workflowsPath: entry, logger: new DefaultLogger('WARN') });
   })();
   return bundle;
@@ -47,9 +48,7 @@ export async function writeWorkflowBundle(): Promise<string> {
  */
 async function compiledInputs(): Promise<string> {
   const dist = path.dirname(BUNDLE_FILE);
-  const files = (await readdir(dist, { recursive: true }))
-    .filter((file) => file.endsWith('.js') && path.join(dist, file) !== BUNDLE_FILE)
-    .sort();
+  const files = (await readdir(dist, { recursive: true })).filter((file) => file.endsWith('.js') && path.join(dist, file) !== BUNDLE_FILE).sort();
   const hash = createHash('sha256');
   const sdk = createRequire(import.meta.url)('@temporalio/workflow/package.json') as { version: string };
   hash.update(`@temporalio/workflow ${sdk.version}\n`);

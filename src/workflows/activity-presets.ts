@@ -32,41 +32,56 @@ export const Presets = {
    * Generation on the shared GPU queue: long; the heartbeat timeout is how fast a dead GPU worker is noticed. Twenty
    * attempts: a turn resumes from its checkpoint, so a retry costs little, but a server that fails every time must end.
    */
-  generation: (t: Timeouts) => ({
-    taskQueue: GPU_TASK_QUEUE, startToCloseTimeout: `${t.generateStartToCloseSeconds}s`, heartbeatTimeout: `${t.generateHeartbeatSeconds}s`,
-    retry: { ...RETRY, maximumAttempts: 20 },
-  }) satisfies ActivityOptions,
+  generation: (t: Timeouts) =>
+    ({
+      taskQueue: GPU_TASK_QUEUE,
+      startToCloseTimeout: `${t.generateStartToCloseSeconds}s`,
+      heartbeatTimeout: `${t.generateHeartbeatSeconds}s`,
+      retry: { ...RETRY, maximumAttempts: 20 },
+    }) satisfies ActivityOptions,
   /**
    * A turn on the queue of the server that generated the one before (turn affinity): one attempt, and only
    * `affinityFallbackSeconds` to start; whatever would be retried goes to the shared queue instead.
    */
-  ownServerGeneration: (t: Timeouts, taskQueue: string) => ({
-    ...Presets.generation(t), taskQueue, scheduleToStartTimeout: `${t.affinityFallbackSeconds ?? 2}s`, retry: { ...RETRY, maximumAttempts: 1 },
-  }) satisfies ActivityOptions,
+  ownServerGeneration: (t: Timeouts, taskQueue: string) =>
+    ({
+      ...Presets.generation(t),
+      taskQueue,
+      scheduleToStartTimeout: `${t.affinityFallbackSeconds ?? 2}s`,
+      retry: { ...RETRY, maximumAttempts: 1 },
+    }) satisfies ActivityOptions,
 
   /**
    * The bounds an environment's own code runs under (release 6), the same in every language: `ENVIRONMENT_ATTEMPTS`
    * attempts of `environmentStepSeconds` each, or the sandbox's two minutes for a slow built-in.
    */
   environmentBounds: (t: Partial<ResolvedTrajectoryTimeouts>, slowSteps: boolean): EnvironmentBounds => ({
-    attempts: ENVIRONMENT_ATTEMPTS, seconds: Math.max(t.environmentStepSeconds ?? 60, slowSteps ? SLOW_STEP_SECONDS : 0),
+    attempts: ENVIRONMENT_ATTEMPTS,
+    seconds: Math.max(t.environmentStepSeconds ?? 60, slowSteps ? SLOW_STEP_SECONDS : 0),
   }),
   /**
    * An in-process environment's reset or step (release 6): the activity bounds the environment's code itself (it
    * counts attempts and holds the deadline), so a retry here still repeats only what Postgres or a crash broke.
    */
-  environmentStep: (bounds: EnvironmentBounds) => ({ startToCloseTimeout: `${bounds.seconds + STORE_MARGIN_SECONDS}s`, retry: RETRY }) satisfies LocalActivityOptions,
+  environmentStep: (bounds: EnvironmentBounds) =>
+    ({ startToCloseTimeout: `${bounds.seconds + STORE_MARGIN_SECONDS}s`, retry: RETRY }) satisfies LocalActivityOptions,
   /**
    * A reset or step on an environment's own worker (Python's `ratchet-env serve`): the same attempts and deadline
    * as in-process; its worker heartbeats, so a killed one is noticed within `environmentHeartbeatSeconds`.
    */
-  remoteEnvironment: (bounds: EnvironmentBounds, t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) => ({
-    taskQueue, startToCloseTimeout: `${bounds.seconds}s`, heartbeatTimeout: `${t.environmentHeartbeatSeconds ?? 10}s`,
-    retry: { ...RETRY, maximumAttempts: bounds.attempts },
-  }) satisfies ActivityOptions,
+  remoteEnvironment: (bounds: EnvironmentBounds, t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) =>
+    ({
+      taskQueue,
+      startToCloseTimeout: `${bounds.seconds}s`,
+      heartbeatTimeout: `${t.environmentHeartbeatSeconds ?? 10}s`,
+      retry: { ...RETRY, maximumAttempts: bounds.attempts },
+    }) satisfies ActivityOptions,
   /** Release 5's remote environment options (five attempts of `environmentStepSeconds`, default then 300 s). */
-  remoteEnvironmentRelease5: (t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) => ({
-    taskQueue, startToCloseTimeout: `${t.environmentStepSeconds ?? 300}s`, heartbeatTimeout: `${t.environmentHeartbeatSeconds ?? 10}s`,
-    retry: { ...RETRY, maximumAttempts: 5 },
-  }) satisfies ActivityOptions,
+  remoteEnvironmentRelease5: (t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) =>
+    ({
+      taskQueue,
+      startToCloseTimeout: `${t.environmentStepSeconds ?? 300}s`,
+      heartbeatTimeout: `${t.environmentHeartbeatSeconds ?? 10}s`,
+      retry: { ...RETRY, maximumAttempts: 5 },
+    }) satisfies ActivityOptions,
 } as const;

@@ -25,7 +25,9 @@ export interface QueuedContinuation {
  * 'continue' when this run has waited long enough and should continue as new to keep its history small.
  */
 export async function awaitAdmission(
-  joinGroup: () => Promise<{ status: GroupStatus }>, schedule: RecheckSchedule, continued: QueuedContinuation | undefined,
+  joinGroup: () => Promise<{ status: GroupStatus }>,
+  schedule: RecheckSchedule,
+  continued: QueuedContinuation | undefined,
 ): Promise<'admitted' | { continueFrom: QueuedContinuation }> {
   let signalled = false;
   setHandler(admittedSignal, () => {

@@ -60,7 +60,8 @@ export function episodeOf(input: EpisodeInput, release: EpisodeRelease): Episode
     return { start: () => Promise.reject(unserved), step: () => Promise.reject(unserved), generate };
   }
   const bounds = release.boundedEnvironments ? Presets.environmentBounds(input.timeouts, environment.slowSteps ?? false) : undefined;
-  const steps = environment.taskQueue === undefined ? inProcessSteps(input, environment, bounds) : remoteSteps(input, environment, environment.taskQueue, bounds);
+  const steps =
+    environment.taskQueue === undefined ? inProcessSteps(input, environment, bounds) : remoteSteps(input, environment, environment.taskQueue, bounds);
   return { ...steps, generate };
 }
 
@@ -76,9 +77,15 @@ function seedSteps({ request, options }: EpisodeInput): Steps {
   const { trajectoryId, problem, gold, code } = request;
   return {
     start: () => cpu.tokenizePrompt({ trajectoryId, problem, code: code !== undefined }),
-    step: (turn, finishReason) => (code ? sandboxed : cpu).environmentStep({
-      trajectoryId, turn, gold, outputHadEos: !stoppedWithoutEos(finishReason), extraction: options.answerExtraction, ...(code ? { code } : {}),
-    }),
+    step: (turn, finishReason) =>
+      (code ? sandboxed : cpu).environmentStep({
+        trajectoryId,
+        turn,
+        gold,
+        outputHadEos: !stoppedWithoutEos(finishReason),
+        extraction: options.answerExtraction,
+        ...(code ? { code } : {}),
+      }),
   };
 }
 
@@ -86,8 +93,13 @@ function seedSteps({ request, options }: EpisodeInput): Steps {
 function taskOf({ request, options }: EpisodeInput) {
   const { trajectoryId, qid, problem, gold } = request;
   return {
-    trajectoryId, qid, problem, gold, extraction: options.answerExtraction,
-    ...(request.code ? { code: request.code } : {}), ...(request.environmentArgs ? { args: request.environmentArgs } : {}),
+    trajectoryId,
+    qid,
+    problem,
+    gold,
+    extraction: options.answerExtraction,
+    ...(request.code ? { code: request.code } : {}),
+    ...(request.environmentArgs ? { args: request.environmentArgs } : {}),
   };
 }
 
@@ -103,9 +115,16 @@ function inProcessSteps(input: EpisodeInput, placement: EnvironmentPlacement, bo
   const bounded = bounds ? { bounds } : {};
   return {
     start: () => (bounds ? stepper : cpu).tokenizePrompt({ ...task, environment, ...bounded }),
-    step: (turn, finishReason, state) => stepper.environmentStep({
-      ...task, turn, environment, finishReason, outputHadEos: !stoppedWithoutEos(finishReason), ...(state === undefined ? {} : { state }), ...bounded,
-    }),
+    step: (turn, finishReason, state) =>
+      stepper.environmentStep({
+        ...task,
+        turn,
+        environment,
+        finishReason,
+        outputHadEos: !stoppedWithoutEos(finishReason),
+        ...(state === undefined ? {} : { state }),
+        ...bounded,
+      }),
   };
 }
 
@@ -137,9 +156,9 @@ function remoteSteps(input: EpisodeInput, placement: EnvironmentPlacement, taskQ
   const { request, timeouts } = input;
   const { trajectoryId, qid, problem, gold } = request;
   const environment = placement.name;
-  const remote = proxyActivities<RemoteEnvironmentActivities>(bounds
-    ? Presets.remoteEnvironment(bounds, timeouts, taskQueue)
-    : Presets.remoteEnvironmentRelease5(timeouts, taskQueue));
+  const remote = proxyActivities<RemoteEnvironmentActivities>(
+    bounds ? Presets.remoteEnvironment(bounds, timeouts, taskQueue) : Presets.remoteEnvironmentRelease5(timeouts, taskQueue),
+  );
   const typed = bounds ? typedTimeouts(environment, bounds) : <T>(call: Promise<T>) => call;
   const remoteTask: RemoteTask = { trajectoryId, qid, environment, problem, gold, args: request.environmentArgs ?? null, seed: placement.seed };
   return {
@@ -161,11 +180,15 @@ function typedTimeouts(environment: string, bounds: EnvironmentBounds) {
       const timeout = error instanceof ActivityFailure && error.cause instanceof TimeoutFailure ? error.cause : undefined;
       if (timeout?.timeoutType === TimeoutType.START_TO_CLOSE) {
         throw ApplicationFailure.nonRetryable(
-          `environment ${environment} did not answer within ${bounds.seconds} s on any of ${bounds.attempts} attempts (environmentStepSeconds)`, FailureType.EnvironmentTimeout);
+          `environment ${environment} did not answer within ${bounds.seconds} s on any of ${bounds.attempts} attempts (environmentStepSeconds)`,
+          FailureType.EnvironmentTimeout,
+        );
       }
       if (timeout?.timeoutType === TimeoutType.HEARTBEAT) {
         throw ApplicationFailure.nonRetryable(
-          `environment ${environment}'s worker stopped heartbeating on ${bounds.attempts} attempts (environmentHeartbeatSeconds)`, FailureType.EnvironmentWorkerLost);
+          `environment ${environment}'s worker stopped heartbeating on ${bounds.attempts} attempts (environmentHeartbeatSeconds)`,
+          FailureType.EnvironmentWorkerLost,
+        );
       }
       throw error;
     }

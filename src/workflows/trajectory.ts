@@ -1,6 +1,16 @@
 import {
-  ApplicationFailure, CancellationScope, ContinueAsNew, continueAsNew, isCancellation, patched, proxyActivities, proxyLocalActivities,
-  setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo,
+  ApplicationFailure,
+  CancellationScope,
+  ContinueAsNew,
+  continueAsNew,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { CpuActivities } from '../activities/index.js';
@@ -48,7 +58,12 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   // Release 5 names the environment on the row and keeps its reward with each turn.
   const environment = release.environments ? checked.environment?.name : undefined;
   const identity = {
-    trajectoryId: request.trajectoryId, qid: request.qid, taskId: request.taskId, birthTime: Date.now(), layout: options.layout, ...(environment ? { environment } : {}),
+    trajectoryId: request.trajectoryId,
+    qid: request.qid,
+    taskId: request.taskId,
+    birthTime: Date.now(),
+    layout: options.layout,
+    ...(environment ? { environment } : {}),
   };
   const turns: TurnRecord[] = [];
   const { state, header } = startLiveState(request, options.turns, checked.page);
@@ -61,7 +76,13 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       Object.assign(state, { phase: 'generating', turn });
       // `temperature` too: a GPU worker of an earlier release reads only that.
       const output = await episode.generate({
-        trajectoryId: request.trajectoryId, turn, contextLen, maxNewTokens: options.maxNewTokens, temperature: sampling.temperature, sampling, moreTurns: turn + 1 < options.turns,
+        trajectoryId: request.trajectoryId,
+        turn,
+        contextLen,
+        maxNewTokens: options.maxNewTokens,
+        temperature: sampling.temperature,
+        sampling,
+        moreTurns: turn + 1 < options.turns,
       });
       if (output.contextExhausted) {
         endReason = contextExhausted(request.trajectoryId, turns);
@@ -88,7 +109,9 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     return completed(request, options.layout, endReason, turns, rewards, state);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
-    return endFailed(error, identity, turns, state, () => completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state));
+    return endFailed(error, identity, turns, state, () =>
+      completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state),
+    );
   }
 }
 
@@ -98,18 +121,34 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
  * sets at start, set here when something else started the workflow.
  */
 function startLiveState(request: TrajectoryRequest, turns: number, page: string | undefined): { state: TrajectoryState; header: string } {
-  const state: TrajectoryState = { phase: 'tokenizing', turn: 0, turns, verdicts: [], lastAnswerTail: null, lastPredicted: null, policyVersion: null };
+  const state: TrajectoryState = {
+    phase: 'tokenizing',
+    turn: 0,
+    turns,
+    verdicts: [],
+    lastAnswerTail: null,
+    lastPredicted: null,
+    policyVersion: null,
+  };
   setHandler(stateQuery, () => state);
   const header = detailsHeader(request, page);
   setCurrentDetails(header);
   if (workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
-    upsertSearchAttributes([{ key: QID, value: request.qid }, { key: STATUS, value: request.group ? 'queued' : 'running' }]);
+    upsertSearchAttributes([
+      { key: QID, value: request.qid },
+      { key: STATUS, value: request.group ? 'queued' : 'running' },
+    ]);
   }
   return { state, header };
 }
 
 /** Waits in the group's queue until the staleness bound admits it (or continues as new); returns its birth time. */
-async function admission(request: TrajectoryRequest, timeouts: ResolvedTrajectoryTimeouts, continued: QueuedContinuation | undefined, state: TrajectoryState): Promise<number> {
+async function admission(
+  request: TrajectoryRequest,
+  timeouts: ResolvedTrajectoryTimeouts,
+  continued: QueuedContinuation | undefined,
+  state: TrajectoryState,
+): Promise<number> {
   state.phase = 'queued';
   const { trajectoryId, qid, group } = request;
   const admitted = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId, qid, group: group! }), recheckSchedule(timeouts), continued);
@@ -124,13 +163,18 @@ async function admission(request: TrajectoryRequest, timeouts: ResolvedTrajector
  * the workflow as the stored row says: the row an earlier run of a step stored first is how it ended (RE-RUNS.md).
  */
 async function endFailed(
-  error: unknown, identity: TrajectoryIdentity, turns: TurnRecord[], state: TrajectoryState, completedAsStored: () => TrajectoryResult,
+  error: unknown,
+  identity: TrajectoryIdentity,
+  turns: TurnRecord[],
+  state: TrajectoryState,
+  completedAsStored: () => TrajectoryResult,
 ): Promise<TrajectoryResult> {
   let failure = trajectoryFailure(error);
   const recorded = await recordFailure(identity, turns, failure);
   if (patched(Patch.StoredOutcome)) {
     if (recorded.existing === 'completed') return completedAsStored();
-    if (recorded.existing === 'failed' && recorded.failureType) failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
+    if (recorded.existing === 'failed' && recorded.failureType)
+      failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
   }
   upsertSearchAttributes([{ key: STATUS, value: 'failed' }, ...progressAttributes(turns)]);
   state.phase = 'failed';
@@ -140,18 +184,34 @@ async function endFailed(
 
 /** The stored trajectory's result, as the workflow returns it and `RolloutClient` reads it. */
 function completed(
-  request: TrajectoryRequest, layout: PackingLayout, endReason: EndReason, turns: TurnRecord[], rewards: number[], state: TrajectoryState,
+  request: TrajectoryRequest,
+  layout: PackingLayout,
+  endReason: EndReason,
+  turns: TurnRecord[],
+  rewards: number[],
+  state: TrajectoryState,
 ): TrajectoryResult {
   state.phase = 'completed';
   upsertSearchAttributes([{ key: STATUS, value: 'completed' }, ...progressAttributes(turns)]);
-  return { trajectoryId: request.trajectoryId, qid: request.qid, status: 'completed', endReason, layout, turns, rewards, outputTokens: sumOutput(turns) };
+  return {
+    trajectoryId: request.trajectoryId,
+    qid: request.qid,
+    status: 'completed',
+    endReason,
+    layout,
+    turns,
+    rewards,
+    outputTokens: sumOutput(turns),
+  };
 }
 
 function shapedRewards(turns: TurnRecord[], options: RolloutOptions): { rawRewards: number[]; rewards: number[] } {
   // Release 5 keeps the environment's reward with each turn; earlier turns were ±1 by success (the same values for math).
-  const rawRewards = turns.map((t) => (t.reward === undefined
-    ? shapeReward(t.success, options.rewardBias, options.rewardScaling)
-    : shapeEnvironmentReward(t.reward, options.rewardBias, options.rewardScaling)));
+  const rawRewards = turns.map((t) =>
+    t.reward === undefined
+      ? shapeReward(t.success, options.rewardBias, options.rewardScaling)
+      : shapeEnvironmentReward(t.reward, options.rewardBias, options.rewardScaling),
+  );
   return { rawRewards, rewards: returnsToGo(rawRewards, options.discount) };
 }
 
@@ -169,17 +229,31 @@ async function rejectInvalid(input: unknown, invalid: ApplicationFailure): Promi
   throw failedTrajectory(trajectoryId, 0, [], failure);
 }
 
-async function recordFailure(identity: TrajectoryIdentity, turns: TurnRecord[], failure: TrajectoryFailure, unjoinedGroup?: unknown): Promise<PersistFailureResult> {
-  return CancellationScope.nonCancellable(() => failures.persistFailure({
-    ...identity, turnsDone: turns.length, error: failure.message, failureType: failure.failureType, failureClass: failure.failureClass,
-    ...(unjoinedGroup === undefined ? {} : { unjoinedGroup }),
-  }));
+async function recordFailure(
+  identity: TrajectoryIdentity,
+  turns: TurnRecord[],
+  failure: TrajectoryFailure,
+  unjoinedGroup?: unknown,
+): Promise<PersistFailureResult> {
+  return CancellationScope.nonCancellable(() =>
+    failures.persistFailure({
+      ...identity,
+      turnsDone: turns.length,
+      error: failure.message,
+      failureType: failure.failureType,
+      failureClass: failure.failureClass,
+      ...(unjoinedGroup === undefined ? {} : { unjoinedGroup }),
+    }),
+  );
 }
 
 /** The workflow's own failure: typed `TrajectoryFailed`, with the finished turns and the cause's type and class. */
 function failedTrajectory(trajectoryId: string, turn: number, turns: TurnRecord[], failure: TrajectoryFailure): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} failed at turn ${turn}: ${failure.message}`, 'TrajectoryFailed',
-    { turns, failureType: failure.failureType, failureClass: failure.failureClass });
+  return ApplicationFailure.nonRetryable(`trajectory ${trajectoryId} failed at turn ${turn}: ${failure.message}`, 'TrajectoryFailed', {
+    turns,
+    failureType: failure.failureType,
+    failureClass: failure.failureClass,
+  });
 }
 
 /**
@@ -189,16 +263,25 @@ function failedTrajectory(trajectoryId: string, turn: number, turns: TurnRecord[
 function releaseOf(options: RolloutOptions): EpisodeRelease {
   const affinity = patched(Patch.TurnAffinity);
   const environments = patched(Patch.Environments);
-  return { environments, affinity: affinity && options.turnAffinity !== false, boundedEnvironments: environments && patched(Patch.BoundedEnvironments) };
+  return {
+    environments,
+    affinity: affinity && options.turnAffinity !== false,
+    boundedEnvironments: environments && patched(Patch.BoundedEnvironments),
+  };
 }
 
 function recheckSchedule(timeouts: ResolvedTrajectoryTimeouts): RecheckSchedule {
-  return { firstSeconds: timeouts.admissionRecheckSeconds, maxSeconds: timeouts.admissionRecheckMaxSeconds, perRun: timeouts.admissionRechecksPerRun };
+  return {
+    firstSeconds: timeouts.admissionRecheckSeconds,
+    maxSeconds: timeouts.admissionRecheckMaxSeconds,
+    perRun: timeouts.admissionRechecksPerRun,
+  };
 }
 
 /** A context window with no room for another turn ends the episode; with no turn at all, the trajectory fails. */
 function contextExhausted(trajectoryId: string, turns: TurnRecord[]): EndReason {
-  if (turns.length === 0) throw ApplicationFailure.nonRetryable(`the prompt of ${trajectoryId} fills the context window`, FailureType.ContextExhausted);
+  if (turns.length === 0)
+    throw ApplicationFailure.nonRetryable(`the prompt of ${trajectoryId} fills the context window`, FailureType.ContextExhausted);
   return 'context_exhausted';
 }
 
@@ -209,9 +292,17 @@ function contextExhausted(trajectoryId: string, turns: TurnRecord[]): EndReason 
  */
 function reportTurn(state: TrajectoryState, header: string, turns: TurnRecord[], step: EnvironmentStepResult): void {
   const last = turns[turns.length - 1]!;
-  Object.assign(state, { turn: turns.length, verdicts: turns.map((t) => t.verdict), lastAnswerTail: step.answerTail, lastPredicted: step.predicted, policyVersion: last.versionEnd });
+  Object.assign(state, {
+    turn: turns.length,
+    verdicts: turns.map((t) => t.verdict),
+    lastAnswerTail: step.answerTail,
+    lastPredicted: step.predicted,
+    policyVersion: last.versionEnd,
+  });
   const successes = turns.filter((t) => t.success).length;
-  setCurrentDetails(`${header}\n\nturn ${turns.length}/${state.turns}: ${turns.map((t) => t.verdict).join(', ')} (${successes} succeeded), policy version ${last.versionEnd}`);
+  setCurrentDetails(
+    `${header}\n\nturn ${turns.length}/${state.turns}: ${turns.map((t) => t.verdict).join(', ')} (${successes} succeeded), policy version ${last.versionEnd}`,
+  );
 }
 
 function detailsHeader(request: TrajectoryRequest, page: string | undefined): string {
@@ -223,7 +314,8 @@ function detailsHeader(request: TrajectoryRequest, page: string | undefined): st
 function progressAttributes(turns: TurnRecord[]): SearchAttributeUpdatePair[] {
   if (turns.length === 0) return [];
   return [
-    { key: TURN, value: turns.length }, { key: SUCCESSES, value: turns.filter((t) => t.success).length },
+    { key: TURN, value: turns.length },
+    { key: SUCCESSES, value: turns.filter((t) => t.success).length },
     { key: POLICY_VERSION, value: turns[turns.length - 1]!.versionEnd },
   ];
 }

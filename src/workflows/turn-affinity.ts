@@ -23,7 +23,9 @@ export type GenerateTurn = (input: GenerateInput) => Promise<GenerateResult>;
  * killed mid-turn, noticed by its heartbeat timeout; a server error) is retried on the shared queue at once, from the
  * dead attempt's checkpoint, so a lost server costs one heartbeat timeout, or the fallback time between turns.
  */
-export function turnGenerator(timeouts: Partial<ResolvedTrajectoryTimeouts> & Pick<ResolvedTrajectoryTimeouts, 'generateStartToCloseSeconds' | 'generateHeartbeatSeconds'>): GenerateTurn {
+export function turnGenerator(
+  timeouts: Partial<ResolvedTrajectoryTimeouts> & Pick<ResolvedTrajectoryTimeouts, 'generateStartToCloseSeconds' | 'generateHeartbeatSeconds'>,
+): GenerateTurn {
   const shared = proxyActivities<GpuActivities>(Presets.generation(timeouts));
   // The queue of the server that answered the trajectory's last turn.
   let previousQueue: string | undefined;

@@ -4,7 +4,13 @@ import { EnvironmentSet, environmentSeed } from '../../src/environments/environm
 import type { Environment } from '../../src/environments/environment.js';
 
 // The names are what the check reads of a worker's environments.
-const named = (name: string): Environment => ({ name, reset: async () => ({ messages: [] }), step: async () => { throw new Error('not stepped'); } });
+const named = (name: string): Environment => ({
+  name,
+  reset: async () => ({ messages: [] }),
+  step: async () => {
+    throw new Error('not stepped');
+  },
+});
 const environments = new EnvironmentSet(['math', 'code', 'math-python-tool'].map(named));
 const check = (uiUrl?: string) => checkRequestActivity(uiUrl, environments);
 
@@ -28,12 +34,14 @@ describe('the request check the workflow runs as a local activity', () => {
     expect('invalid' in checked && checked.invalid).toMatch(/turns/);
   });
 
-  it('places the environment: a worker\'s own in-process, any other on its own task queue, with the episode\'s seed', async () => {
+  it("places the environment: a worker's own in-process, any other on its own task queue, with the episode's seed", async () => {
     const seed = environmentSeed(request.trajectoryId);
     expect(await check()({ request, workflowId: request.trajectoryId })).toMatchObject({ environment: { name: 'math', seed } });
     expect(await check()({ request, workflowId: request.trajectoryId })).not.toHaveProperty('environment.taskQueue');
     const game = { ...request, environment: 'guess-number', environmentArgs: { low: 1, high: 100 } };
-    expect(await check()({ request: game, workflowId: request.trajectoryId })).toMatchObject({ environment: { name: 'guess-number', taskQueue: 'ratchet-env-guess-number', seed } });
+    expect(await check()({ request: game, workflowId: request.trajectoryId })).toMatchObject({
+      environment: { name: 'guess-number', taskQueue: 'ratchet-env-guess-number', seed },
+    });
   });
 
   it('refuses an environment name that cannot name a task queue, and the code environment without tests', async () => {

@@ -21,14 +21,26 @@ async function failureOn(attempt: number, call: () => Promise<unknown>) {
 describe('an in-process environment runs bounded (release 6)', () => {
   it('retries a throw until the last attempt, then fails it typed and not retried, naming the cause', async () => {
     const bug = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'board')"));
-    expect(await failureOn(1, bug)).toEqual({ type: 'EnvironmentError', nonRetryable: false, message: expect.stringMatching(/guess step of turn 0 threw TypeError: Cannot read .*attempt 1 of 5/) });
-    expect(await failureOn(5, bug)).toEqual({ type: 'EnvironmentError', nonRetryable: true, message: expect.stringMatching(/attempt 5 of 5: not retried again/) });
+    expect(await failureOn(1, bug)).toEqual({
+      type: 'EnvironmentError',
+      nonRetryable: false,
+      message: expect.stringMatching(/guess step of turn 0 threw TypeError: Cannot read .*attempt 1 of 5/),
+    });
+    expect(await failureOn(5, bug)).toEqual({
+      type: 'EnvironmentError',
+      nonRetryable: true,
+      message: expect.stringMatching(/attempt 5 of 5: not retried again/),
+    });
   });
 
   it('fails a step that never answers at its deadline, typed EnvironmentTimeout, within the bound', async () => {
     const started = performance.now();
     const hang = () => new Promise<never>(() => undefined);
-    expect(await failureOn(2, hang)).toEqual({ type: 'EnvironmentTimeout', nonRetryable: false, message: expect.stringMatching(/did not answer within 0.2 s \(attempt 2 of 5/) });
+    expect(await failureOn(2, hang)).toEqual({
+      type: 'EnvironmentTimeout',
+      nonRetryable: false,
+      message: expect.stringMatching(/did not answer within 0.2 s \(attempt 2 of 5/),
+    });
     expect(performance.now() - started).toBeLessThan(1000);
     expect(await failureOn(5, hang)).toMatchObject({ type: 'EnvironmentTimeout', nonRetryable: true });
   });

@@ -19,7 +19,10 @@ afterAll(async () => {
 
 /** The error a statement fails with on the real server. */
 async function rejection(sql: string, values: unknown[] = []): Promise<unknown> {
-  return db.pool.query(sql, values).then(() => expect.fail(`expected ${sql} to fail`), (error: unknown) => error);
+  return db.pool.query(sql, values).then(
+    () => expect.fail(`expected ${sql} to fail`),
+    (error: unknown) => error,
+  );
 }
 
 function expectFailure(error: unknown, type: string, nonRetryable: boolean): ApplicationFailure {
@@ -55,13 +58,19 @@ describe('classifyFailure on errors from a real Postgres', () => {
     const url = new URL(db.url);
     url.port = String(await freePort());
     const closed = new pg.Pool({ connectionString: url.toString(), connectionTimeoutMillis: 5_000 });
-    const error = await closed.query('SELECT 1').then(() => expect.fail('a closed port answered'), (e: unknown) => e);
+    const error = await closed.query('SELECT 1').then(
+      () => expect.fail('a closed port answered'),
+      (e: unknown) => e,
+    );
     await closed.end();
     expect(isTransientDatabaseError(error)).toBe(true);
     expect(isPermanentDatabaseError(error)).toBe(false);
     expectFailure(error, FailureType.DatabaseUnavailable, false);
     // openDatabase wraps the same refusal with the redacted address.
-    const wrapped = await openDatabase(url.toString()).then(() => expect.fail('opened a closed port'), (e: unknown) => e);
+    const wrapped = await openDatabase(url.toString()).then(
+      () => expect.fail('opened a closed port'),
+      (e: unknown) => e,
+    );
     expect(expectFailure(wrapped, FailureType.DatabaseUnavailable, false).message).toMatch(/cannot reach Postgres at postgres:\/\/ratchet:\*\*\*@/);
   });
 
@@ -70,8 +79,13 @@ describe('classifyFailure on errors from a real Postgres', () => {
     victim.on('error', () => undefined);
     await victim.connect();
     const pid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
-    const sleeping = victim.query('SELECT pg_sleep(30)').then(() => expect.fail('the sleep was not terminated'), (e: unknown) => e);
-    await expect.poll(async () => (await db.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [pid])).rows[0].n).toBe(1);
+    const sleeping = victim.query('SELECT pg_sleep(30)').then(
+      () => expect.fail('the sleep was not terminated'),
+      (e: unknown) => e,
+    );
+    await expect
+      .poll(async () => (await db.pool.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", [pid])).rows[0].n)
+      .toBe(1);
     await db.pool.query('SELECT pg_terminate_backend($1)', [pid]);
     const error = await sleeping;
     await victim.end().catch(() => undefined);

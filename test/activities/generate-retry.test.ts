@@ -34,7 +34,10 @@ describe('a generate retry after an attempt that stored the whole turn and died 
     expect(first).toMatchObject({ outputLen: 40, finishReason: 'stop', versionStart: 3, versionEnd: 3, resumedTokens: 0 });
 
     // Attempt 2 finds the stored turn: the same result, nothing generated again.
-    const retry = await new MockActivityEnvironment({ attempt: 2, heartbeatDetails: checkpointHeartbeat({ attempt: 1, tokens: 32 }) }).run(generate, input);
+    const retry = await new MockActivityEnvironment({ attempt: 2, heartbeatDetails: checkpointHeartbeat({ attempt: 1, tokens: 32 }) }).run(
+      generate,
+      input,
+    );
     expect(retry).toEqual({ ...first, resumedTokens: 40 });
     expect(backend.requests.length).toBe(1);
     const { rows } = await db.pool.query('SELECT attempt FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
@@ -49,8 +52,16 @@ describe('a generate retry after an attempt that stored the whole turn and died 
     const generate = generateActivity(db.pool, backend, () => 3, 60_000);
     await db.pool.query(
       `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end)
-       VALUES ($1, 0, 1, 99, '\\x01000000'::bytea, '\\x00000000'::bytea, 'stop', 0, 0)`, [trajectoryId]);
-    const retry = await new MockActivityEnvironment({ attempt: 2 }).run(generate, { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 });
+       VALUES ($1, 0, 1, 99, '\\x01000000'::bytea, '\\x00000000'::bytea, 'stop', 0, 0)`,
+      [trajectoryId],
+    );
+    const retry = await new MockActivityEnvironment({ attempt: 2 }).run(generate, {
+      trajectoryId,
+      turn: 0,
+      contextLen,
+      maxNewTokens: 100,
+      temperature: 1,
+    });
     expect(retry).toMatchObject({ outputLen: 40, resumedTokens: 0 });
     expect(backend.requests.length).toBe(1);
   });

@@ -10,8 +10,12 @@ import { startTestDatabase, type TestDatabase } from '../store/test-database.js'
 import { ScriptedBackend } from '../policy/fakes/scripted-backend.js';
 
 let db: TestDatabase;
-beforeAll(async () => { db = await startTestDatabase(); });
-afterAll(async () => { await db?.stop(); });
+beforeAll(async () => {
+  db = await startTestDatabase();
+});
+afterAll(async () => {
+  await db?.stop();
+});
 
 /** Answers every request with four tokens and keeps what it was asked. */
 function recordingBackend(): ScriptedBackend {
@@ -26,24 +30,42 @@ async function turn(trajectoryId: string) {
 }
 
 describe('generate and its sampling', () => {
-  it('sends the workflow\'s sampling to the server in full', async () => {
+  it("sends the workflow's sampling to the server in full", async () => {
     const backend = recordingBackend();
     const sampling = { temperature: 0.7, topP: 0.95, topK: 20, minP: 0.05, repetitionPenalty: 1.1 };
-    const generate = generateActivity(db.pool, backend, () => 0, 60_000, async () => processed);
+    const generate = generateActivity(
+      db.pool,
+      backend,
+      () => 0,
+      60_000,
+      async () => processed,
+    );
     await new MockActivityEnvironment().run(generate, { ...(await turn('sampling/full')), temperature: 0.7, sampling });
     expect(backend.requests.map((r) => r.sampling)).toEqual([sampling]);
   });
 
-  it('takes an earlier release\'s temperature-only input as that temperature with the seed\'s other parameters', async () => {
+  it("takes an earlier release's temperature-only input as that temperature with the seed's other parameters", async () => {
     const backend = recordingBackend();
-    const generate = generateActivity(db.pool, backend, () => 0, 60_000, async () => processed);
+    const generate = generateActivity(
+      db.pool,
+      backend,
+      () => 0,
+      60_000,
+      async () => processed,
+    );
     await new MockActivityEnvironment().run(generate, { ...(await turn('sampling/legacy')), temperature: 0.6 });
     expect(backend.requests.map((r) => r.sampling)).toEqual([{ ...DEFAULT_SAMPLING, temperature: 0.6 }]);
   });
 
   it('refuses T = 0.7 on a raw-logprobs server, typed and not retryable, before asking the server anything', async () => {
     const backend = recordingBackend();
-    const generate = generateActivity(db.pool, backend, () => 0, 60_000, async () => raw);
+    const generate = generateActivity(
+      db.pool,
+      backend,
+      () => 0,
+      60_000,
+      async () => raw,
+    );
     const input = { ...(await turn('sampling/refused')), temperature: 0.7, sampling: { ...DEFAULT_SAMPLING, temperature: 0.7 } };
     const failure = await new MockActivityEnvironment().run(generate, input).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApplicationFailure);
@@ -54,11 +76,15 @@ describe('generate and its sampling', () => {
     expect(rowCount).toBe(0);
   });
 
-  it('serves the seed\'s sampling from a raw server without waiting for the probe', async () => {
+  it("serves the seed's sampling from a raw server without waiting for the probe", async () => {
     const backend = recordingBackend();
     const never = () => new Promise<ServedLogprobs>(() => undefined);
     const generate = generateActivity(db.pool, backend, () => 0, 60_000, never);
-    const result = await new MockActivityEnvironment().run(generate, { ...(await turn('sampling/seed')), temperature: 1, sampling: DEFAULT_SAMPLING });
+    const result = await new MockActivityEnvironment().run(generate, {
+      ...(await turn('sampling/seed')),
+      temperature: 1,
+      sampling: DEFAULT_SAMPLING,
+    });
     expect(result).toMatchObject({ outputLen: 4, finishReason: 'stop' });
   });
 

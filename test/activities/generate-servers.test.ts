@@ -19,14 +19,26 @@ afterAll(async () => {
 async function generateOn(trajectoryId: string, backend: ScriptedBackend, affinityQueue?: string) {
   const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3, 4, 5], 'What is 2+2?'))!;
   const generate = generateActivity(db.pool, backend, () => 0, 60_000, undefined, affinityQueue);
-  const result: GenerateResult = await new MockActivityEnvironment({ attempt: 1 }).run(generate, { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 });
-  const { rows: [row] } = await db.pool.query('SELECT served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 AND turn = 0', [trajectoryId]);
+  const result: GenerateResult = await new MockActivityEnvironment({ attempt: 1 }).run(generate, {
+    trajectoryId,
+    turn: 0,
+    contextLen,
+    maxNewTokens: 100,
+    temperature: 1,
+  });
+  const {
+    rows: [row],
+  } = await db.pool.query('SELECT served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 AND turn = 0', [trajectoryId]);
   return { result, row };
 }
 
 describe('the generate activity', () => {
-  it('stores the worker\'s own task queue as the turn\'s server, and the cached tokens its server reported', async () => {
-    const { result, row } = await generateOn('served/a', new ScriptedBackend([{ ids: [7, 8, 9], cachedTokens: 4 }]), 'ratchet-gpu@host/127.0.0.1:30000');
+  it("stores the worker's own task queue as the turn's server, and the cached tokens its server reported", async () => {
+    const { result, row } = await generateOn(
+      'served/a',
+      new ScriptedBackend([{ ids: [7, 8, 9], cachedTokens: 4 }]),
+      'ratchet-gpu@host/127.0.0.1:30000',
+    );
     expect(result.affinityQueue).toBe('ratchet-gpu@host/127.0.0.1:30000');
     expect(row).toEqual({ served_by: 'ratchet-gpu@host/127.0.0.1:30000', cached_tokens: 4 });
   });

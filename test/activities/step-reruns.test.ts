@@ -35,13 +35,20 @@ afterAll(async () => {
 
 /** Runs one activity as attempt `n` would run, typed as the activity answers. */
 function attempt(n: number) {
-  return { run: <A, R>(activity: (input: A) => Promise<R>, input: A): Promise<R> => new MockActivityEnvironment({ attempt: n }).run(activity, input) as Promise<R> };
+  return {
+    run: <A, R>(activity: (input: A) => Promise<R>, input: A): Promise<R> =>
+      new MockActivityEnvironment({ attempt: n }).run(activity, input) as Promise<R>,
+  };
 }
 
 async function workingRows(trajectoryId: string): Promise<number> {
-  const { rows: [row] } = await db.pool.query<{ n: number }>(
+  const {
+    rows: [row],
+  } = await db.pool.query<{ n: number }>(
     `SELECT (SELECT count(*) FROM trajectory_prompts WHERE trajectory_id = $1) + (SELECT count(*) FROM turn_outputs WHERE trajectory_id = $1)
-          + (SELECT count(*) FROM turn_checkpoints WHERE trajectory_id = $1) AS n`, [trajectoryId]);
+          + (SELECT count(*) FROM turn_checkpoints WHERE trajectory_id = $1) AS n`,
+    [trajectoryId],
+  );
   return Number(row!.n);
 }
 
@@ -51,11 +58,19 @@ async function workingRows(trajectoryId: string): Promise<number> {
  */
 async function runTrajectory(trajectoryId: string) {
   const cpu = createCpuActivities({ pool: db.pool, tokenizer, verifier, sandbox });
-  const backend = new ScriptedBackend([{ ids: tokenizer.encode('2 + 2 = 5, so \\boxed{5}.'), weightVersion: 2 }, { ids: tokenizer.encode('Sorry: 2 + 2 = \\boxed{4}.'), weightVersion: 2 }]);
+  const backend = new ScriptedBackend([
+    { ids: tokenizer.encode('2 + 2 = 5, so \\boxed{5}.'), weightVersion: 2 },
+    { ids: tokenizer.encode('Sorry: 2 + 2 = \\boxed{4}.'), weightVersion: 2 },
+  ]);
   const gpu = createGpuActivities({ pool: db.pool, backend, currentVersion: () => 2, heartbeatIntervalMs: 60_000 });
   const tokenizeInput = { trajectoryId, problem: 'What is 2 + 2?' };
   const tokenized = await attempt(1).run(cpu.tokenizePrompt, tokenizeInput);
-  const steps: { generate: GenerateInput; generated: Awaited<ReturnType<typeof gpu.generate>>; judge: EnvironmentStepInput; judged: Awaited<ReturnType<typeof cpu.environmentStep>> }[] = [];
+  const steps: {
+    generate: GenerateInput;
+    generated: Awaited<ReturnType<typeof gpu.generate>>;
+    judge: EnvironmentStepInput;
+    judged: Awaited<ReturnType<typeof cpu.environmentStep>>;
+  }[] = [];
   const turns: TurnRecord[] = [];
   let contextLen = tokenized.promptLen;
   for (let turn = 0; turn < 2; turn++) {
@@ -67,7 +82,16 @@ async function runTrajectory(trajectoryId: string) {
     turns.push({ turn, contextLen, ...generated, verdict: judged.status, success: judged.success, feedbackLen: judged.feedbackLen });
     contextLen += generated.outputLen + judged.feedbackLen;
   }
-  const persistInput = { trajectoryId, qid: 'q-2+2', birthTime: 1_760_000_000_000, layout: 'seed' as const, endReason: 'turns' as const, turns, rewards: [0, 1], rawRewards: [-1, 1] };
+  const persistInput = {
+    trajectoryId,
+    qid: 'q-2+2',
+    birthTime: 1_760_000_000_000,
+    layout: 'seed' as const,
+    endReason: 'turns' as const,
+    turns,
+    rewards: [0, 1],
+    rawRewards: [-1, 1],
+  };
   const persisted = await attempt(1).run(cpu.persistTrajectory, persistInput);
   return { cpu, gpu, backend, tokenizeInput, tokenized, steps, persistInput, persisted };
 }
@@ -103,7 +127,14 @@ describe('every step of a trajectory, run again after later steps happened', () 
   it('a failure recorded after the trajectory was stored completed finds the completed row and changes nothing', async () => {
     const run = await runTrajectory('rerun/failure-after-persist');
     const recorded = await attempt(1).run(run.cpu.persistFailure, {
-      trajectoryId: 'rerun/failure-after-persist', qid: 'q-2+2', birthTime: 1, layout: 'seed', turnsDone: 1, error: 'lost', failureType: 'ContextMismatch', failureClass: 'data' as const,
+      trajectoryId: 'rerun/failure-after-persist',
+      qid: 'q-2+2',
+      birthTime: 1,
+      layout: 'seed',
+      turnsDone: 1,
+      error: 'lost',
+      failureType: 'ContextMismatch',
+      failureClass: 'data' as const,
     });
     expect(recorded).toEqual({ stored: false, existing: 'completed' });
     const { rows } = await db.pool.query('SELECT status FROM trajectories WHERE trajectory_id = $1', ['rerun/failure-after-persist']);
@@ -115,16 +146,40 @@ describe('every step of a trajectory, run again after later steps happened', () 
     const trajectoryId = 'rerun/failed';
     await attempt(1).run(cpu.tokenizePrompt, { trajectoryId, problem: 'What is 1 + 1?' });
     const failed = await attempt(1).run(cpu.persistFailure, {
-      trajectoryId, qid: 'q', birthTime: 1, layout: 'seed', turnsDone: 0, error: 'the policy server is down', failureType: 'PolicyUnavailable', failureClass: 'infrastructure' as const,
+      trajectoryId,
+      qid: 'q',
+      birthTime: 1,
+      layout: 'seed',
+      turnsDone: 0,
+      error: 'the policy server is down',
+      failureType: 'PolicyUnavailable',
+      failureClass: 'infrastructure' as const,
     });
     expect(failed).toEqual({ stored: true });
     await expect(attempt(1).run(cpu.tokenizePrompt, { trajectoryId, problem: 'What is 1 + 1?' })).rejects.toThrow(/already stored as failed/);
-    await expect(attempt(1).run(cpu.environmentStep, { trajectoryId, turn: 0, gold: ['2'], outputHadEos: true })).rejects.toThrow(/already stored as failed/);
-    const persist = attempt(1).run(cpu.persistTrajectory, { trajectoryId, qid: 'q', birthTime: 1, layout: 'seed', turns: [], rewards: [], rawRewards: [] });
+    await expect(attempt(1).run(cpu.environmentStep, { trajectoryId, turn: 0, gold: ['2'], outputHadEos: true })).rejects.toThrow(
+      /already stored as failed/,
+    );
+    const persist = attempt(1).run(cpu.persistTrajectory, {
+      trajectoryId,
+      qid: 'q',
+      birthTime: 1,
+      layout: 'seed',
+      turns: [],
+      rewards: [],
+      rawRewards: [],
+    });
     await expect(persist).rejects.toBeInstanceOf(ApplicationFailure);
     // A second failure record keeps the first one's type and class and says so, so the workflow fails as the row says.
     const again = await attempt(1).run(cpu.persistFailure, {
-      trajectoryId, qid: 'q', birthTime: 1, layout: 'seed', turnsDone: 0, error: 'other', failureType: 'ContextMismatch', failureClass: 'data' as const,
+      trajectoryId,
+      qid: 'q',
+      birthTime: 1,
+      layout: 'seed',
+      turnsDone: 0,
+      error: 'other',
+      failureType: 'ContextMismatch',
+      failureClass: 'data' as const,
     });
     expect(again).toEqual({ stored: false, existing: 'failed', failureType: 'PolicyUnavailable', failureClass: 'infrastructure' });
     expect(await workingRows(trajectoryId)).toBe(0);
@@ -135,18 +190,54 @@ describe('two runs of one step at once (a stalled worker and its replacement)', 
   it('keep the judgement stored first: the second run answers with it, whatever it judged itself', async () => {
     const trajectoryId = 'rerun/two-judges';
     await savePrompt(db.pool, trajectoryId, [1, 2, 3], 'prompt');
-    await saveTurnOutput(db.pool, { trajectoryId, turn: 0, attempt: 1, contextLen: 3, outputIds: [7, 8], outputLogprobs: [-1, -1], outputVersions: [0, 0], finishReason: 'stop', versionStart: 0, versionEnd: 0 });
-    const first = await saveVerdictAndFeedback(db.pool, trajectoryId, 0, { answerText: 'x', extracted: '1', status: 'timeout' }, { ids: [5, 6, 7], text: 'wrong' });
-    const second = await saveVerdictAndFeedback(db.pool, trajectoryId, 0, { answerText: 'x', extracted: '1', status: 'correct' }, { ids: [9], text: 'right' });
+    await saveTurnOutput(db.pool, {
+      trajectoryId,
+      turn: 0,
+      attempt: 1,
+      contextLen: 3,
+      outputIds: [7, 8],
+      outputLogprobs: [-1, -1],
+      outputVersions: [0, 0],
+      finishReason: 'stop',
+      versionStart: 0,
+      versionEnd: 0,
+    });
+    const first = await saveVerdictAndFeedback(
+      db.pool,
+      trajectoryId,
+      0,
+      { answerText: 'x', extracted: '1', status: 'timeout' },
+      { ids: [5, 6, 7], text: 'wrong' },
+    );
+    const second = await saveVerdictAndFeedback(
+      db.pool,
+      trajectoryId,
+      0,
+      { answerText: 'x', extracted: '1', status: 'correct' },
+      { ids: [9], text: 'right' },
+    );
     expect(first).toEqual({ answerText: 'x', extracted: '1', status: 'timeout', feedbackLen: 3 });
     expect(second).toEqual(first);
   });
 
   it('a turn output or checkpoint written after the trajectory was stored is not kept', async () => {
     const run = await runTrajectory('rerun/late-writes');
-    const late = { trajectoryId: 'rerun/late-writes', turn: 1, attempt: 9, contextLen: run.steps[1]!.generate.contextLen, outputIds: [1], outputLogprobs: [-1], outputVersions: [2], finishReason: 'stop' as const, versionStart: 2, versionEnd: 2 };
+    const late = {
+      trajectoryId: 'rerun/late-writes',
+      turn: 1,
+      attempt: 9,
+      contextLen: run.steps[1]!.generate.contextLen,
+      outputIds: [1],
+      outputLogprobs: [-1],
+      outputVersions: [2],
+      finishReason: 'stop' as const,
+      versionStart: 2,
+      versionEnd: 2,
+    };
     expect(await saveTurnOutput(db.pool, late)).toBe(false);
-    expect(await appendTurnCheckpoint(db.pool, { trajectoryId: 'rerun/late-writes', turn: 1, attempt: 9 }, 0, { ids: [1], logprobs: [-1], versions: [2] })).toBe(false);
+    expect(
+      await appendTurnCheckpoint(db.pool, { trajectoryId: 'rerun/late-writes', turn: 1, attempt: 9 }, 0, { ids: [1], logprobs: [-1], versions: [2] }),
+    ).toBe(false);
     expect(await workingRows('rerun/late-writes')).toBe(0);
   });
 });

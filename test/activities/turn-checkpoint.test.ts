@@ -31,7 +31,10 @@ function stream(output: PartialOutput, n: number, version = 1): PartialOutput {
 
 describe('resuming a turn', () => {
   it('starts a first attempt empty without touching the database', async () => {
-    expect(await resumeTurn(db.pool, { trajectoryId: 'fresh', turn: 0, attempt: 1 }, undefined)).toEqual({ resumed: { ids: [], logprobs: [], versions: [] }, claimed: false });
+    expect(await resumeTurn(db.pool, { trajectoryId: 'fresh', turn: 0, attempt: 1 }, undefined)).toEqual({
+      resumed: { ids: [], logprobs: [], versions: [] },
+      claimed: false,
+    });
     const { rows } = await db.pool.query("SELECT 1 FROM turn_checkpoints WHERE trajectory_id = 'fresh'");
     expect(rows).toHaveLength(0);
   });

@@ -28,11 +28,12 @@ describe('ratchet conventions', () => {
     const runs = [];
     for (let i = 0; i < 3; i++) runs.push(await runCli(['--help'], env));
     expect(runs[0]!.code).toBe(0);
-    for (const name of ['run', 'export', 'consume', 'worker', 'dev', 'policy', 'verify']) expect(runs[0]!.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    for (const name of ['run', 'export', 'consume', 'worker', 'dev', 'policy', 'verify'])
+      expect(runs[0]!.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
     expect(Math.min(...runs.map((run) => run.ms))).toBeLessThan(1_000);
   });
 
-  it('shows a command\'s own options with <command> --help', async () => {
+  it("shows a command's own options with <command> --help", async () => {
     const result = await runCli(['consume', '--help'], env);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('--batch-size <groups>');

@@ -26,11 +26,23 @@ describe.skipIf(!existsSync('/proc/net/tcp'))('ratchet dev that fails to start',
   });
 
   it('exits non-zero naming the taken UI port, and stops the Temporal and Postgres it started', async () => {
-    const ports = { temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), ui: (blocker.address() as net.AddressInfo).port };
+    const ports = {
+      temporal: await freePort(),
+      temporalUi: await freePort(),
+      postgres: await freePort(),
+      ui: (blocker.address() as net.AddressInfo).port,
+    };
     const dev = startRatchet(['dev'], {
-      RATCHET_STATE_DIR: stateDir, RATCHET_TEMPORAL_PORT: String(ports.temporal), RATCHET_TEMPORAL_UI_PORT: String(ports.temporalUi),
-      RATCHET_POSTGRES_PORT: String(ports.postgres), RATCHET_UI_PORT: String(ports.ui),
-      TEMPORAL_ADDRESS: undefined, DATABASE_URL: undefined, RATCHET_POLICY_URL: undefined, RATCHET_UI_URL: undefined, RATCHET_METRICS_ADDRESS: undefined,
+      RATCHET_STATE_DIR: stateDir,
+      RATCHET_TEMPORAL_PORT: String(ports.temporal),
+      RATCHET_TEMPORAL_UI_PORT: String(ports.temporalUi),
+      RATCHET_POSTGRES_PORT: String(ports.postgres),
+      RATCHET_UI_PORT: String(ports.ui),
+      TEMPORAL_ADDRESS: undefined,
+      DATABASE_URL: undefined,
+      RATCHET_POLICY_URL: undefined,
+      RATCHET_UI_URL: undefined,
+      RATCHET_METRICS_ADDRESS: undefined,
     });
     let running = true;
     const watching = (async () => {

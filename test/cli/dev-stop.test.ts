@@ -42,14 +42,28 @@ async function startDev(name: string): Promise<{ dev: RatchetProcess; temporal: 
   const ports = { temporal: await freePort(), temporalUi: await freePort(), postgres: await freePort(), ui: await freePort() };
   const marker = path.join(scratch, `${name}.stepping`);
   const dev = startRatchet(['dev'], {
-    RATCHET_STATE_DIR: stateDir, RATCHET_TEMPORAL_PORT: String(ports.temporal), RATCHET_TEMPORAL_UI_PORT: String(ports.temporalUi),
-    RATCHET_POSTGRES_PORT: String(ports.postgres), RATCHET_UI_PORT: String(ports.ui), RATCHET_ENVIRONMENTS: path.join(scratch, 'hang.mjs'), HANG_MARKER: marker,
-    TEMPORAL_ADDRESS: undefined, DATABASE_URL: undefined, RATCHET_POLICY_URL: undefined, RATCHET_UI_URL: undefined, RATCHET_METRICS_ADDRESS: undefined, LOG_LEVEL: undefined,
+    RATCHET_STATE_DIR: stateDir,
+    RATCHET_TEMPORAL_PORT: String(ports.temporal),
+    RATCHET_TEMPORAL_UI_PORT: String(ports.temporalUi),
+    RATCHET_POSTGRES_PORT: String(ports.postgres),
+    RATCHET_UI_PORT: String(ports.ui),
+    RATCHET_ENVIRONMENTS: path.join(scratch, 'hang.mjs'),
+    HANG_MARKER: marker,
+    TEMPORAL_ADDRESS: undefined,
+    DATABASE_URL: undefined,
+    RATCHET_POLICY_URL: undefined,
+    RATCHET_UI_URL: undefined,
+    RATCHET_METRICS_ADDRESS: undefined,
+    LOG_LEVEL: undefined,
   });
   started.push(dev.child.pid!);
   await pollUntil(() => dev.stdout().includes('Ratchet UI'), {
-    what: 'ratchet dev to print its banner', timeoutMs: 150_000, intervalMs: 200,
-    abortIf: () => { if (dev.child.exitCode !== null) throw new Error(`ratchet dev exited (${dev.child.exitCode}): ${dev.stderr()}`); },
+    what: 'ratchet dev to print its banner',
+    timeoutMs: 150_000,
+    intervalMs: 200,
+    abortIf: () => {
+      if (dev.child.exitCode !== null) throw new Error(`ratchet dev exited (${dev.child.exitCode}): ${dev.stderr()}`);
+    },
   });
   const [temporal] = await listeningPids(ports.temporal);
   const [postgres] = await listeningPids(ports.postgres);

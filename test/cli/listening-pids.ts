@@ -4,8 +4,14 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 export async function listeningPids(port: number): Promise<number[]> {
   const hex = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   const table = await readFile('/proc/net/tcp', 'utf8');
-  const inodes = new Set(table.split('\n').slice(1).map((line) => line.trim().split(/\s+/))
-    .filter((fields) => fields[1] === hex && fields[3] === '0A').map((fields) => `socket:[${fields[9]}]`));
+  const inodes = new Set(
+    table
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[1] === hex && fields[3] === '0A')
+      .map((fields) => `socket:[${fields[9]}]`),
+  );
   if (inodes.size === 0) return [];
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {

@@ -27,10 +27,31 @@ async function finishedGroup(name: string): Promise<void> {
   const trajectoryId = `${groupId}/0`;
   await joinGroup(pool, trajectoryId, name, { run: RUN, groupId, size: 1, sample: 0 });
   await savePrompt(pool, trajectoryId, [1, 2], 'prompt');
-  await saveTurnOutput(pool, { trajectoryId, turn: 0, attempt: 1, contextLen: 2, outputIds: [3], outputLogprobs: [-1], outputVersions: [0], finishReason: 'stop', versionStart: 0, versionEnd: 0 });
+  await saveTurnOutput(pool, {
+    trajectoryId,
+    turn: 0,
+    attempt: 1,
+    contextLen: 2,
+    outputIds: [3],
+    outputLogprobs: [-1],
+    outputVersions: [0],
+    finishReason: 'stop',
+    versionStart: 0,
+    versionEnd: 0,
+  });
   await saveVerdict(pool, trajectoryId, 0, { answerText: '4', extracted: '4', status: 'correct' });
   await saveFeedback(pool, trajectoryId, 0, [4], 'Congratulations! You are correct!');
-  const turn = { turn: 0, contextLen: 2, outputLen: 1, finishReason: 'stop' as const, versionStart: 0, versionEnd: 0, verdict: 'correct' as const, success: true, feedbackLen: 1 };
+  const turn = {
+    turn: 0,
+    contextLen: 2,
+    outputLen: 1,
+    finishReason: 'stop' as const,
+    versionStart: 0,
+    versionEnd: 0,
+    verdict: 'correct' as const,
+    success: true,
+    feedbackLen: 1,
+  };
   await persistTrajectoryActivity(pool)({ trajectoryId, qid: name, birthTime: 1, layout: 'seed', turns: [turn], rewards: [1], rawRewards: [1] });
 }
 
@@ -51,9 +72,11 @@ afterAll(async () => {
 });
 
 describe('ratchet consume', () => {
-  const consume = (out: string) => runCli(['consume', '--run', RUN.runId, '--batch-size', '1', '--wait', '0', '--lease', '600', '--out', out], {
-    RATCHET_STATE_DIR: stateDir, DATABASE_URL: postgres.url,
-  });
+  const consume = (out: string) =>
+    runCli(['consume', '--run', RUN.runId, '--batch-size', '1', '--wait', '0', '--lease', '600', '--out', out], {
+      RATCHET_STATE_DIR: stateDir,
+      DATABASE_URL: postgres.url,
+    });
 
   it('opens its output before claiming: an unwritable path claims nothing', async () => {
     const result = await consume(UNWRITABLE);
@@ -66,7 +89,9 @@ describe('ratchet consume', () => {
     const result = await consume(FULL_DISK);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/ENOSPC.*released, its 1 groups go to the next consumer/);
-    const { rows: [failed] } = await pool.query<{ batch_id: string }>('SELECT batch_id FROM rollout_batches');
+    const {
+      rows: [failed],
+    } = await pool.query<{ batch_id: string }>('SELECT batch_id FROM rollout_batches');
     // Both groups at once, although the failed consumer asked for a 600 s lease.
     const next = await claimBatch(pool, { runId: RUN.runId, batchSize: 2, consumer: 'next', leaseMs: 60_000 });
     expect(next?.groupIds.sort()).toEqual([`${RUN.runId}/a`, `${RUN.runId}/b`]);
@@ -83,8 +108,14 @@ describe('ratchet export', () => {
     await postgres.stop();
     port = await freePort();
   });
-  const exportTo = (out: string) => runCli(['export', '--out', out], { RATCHET_STATE_DIR: stateDir, RATCHET_POSTGRES_PORT: String(port), DATABASE_URL: undefined });
-  const running = async () => (await isListening(port)) || (await access(path.join(postgres.dataDir, 'postmaster.pid')).then(() => true, () => false));
+  const exportTo = (out: string) =>
+    runCli(['export', '--out', out], { RATCHET_STATE_DIR: stateDir, RATCHET_POSTGRES_PORT: String(port), DATABASE_URL: undefined });
+  const running = async () =>
+    (await isListening(port)) ||
+    (await access(path.join(postgres.dataDir, 'postmaster.pid')).then(
+      () => true,
+      () => false,
+    ));
 
   it('fails cleanly for an unwritable path, before starting Postgres', async () => {
     const result = await exportTo(UNWRITABLE);

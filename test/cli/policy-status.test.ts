@@ -38,10 +38,14 @@ describe('ratchet policy', () => {
     expect(rows[0].probe_reference.token_ids).toHaveLength(8);
   });
 
-  it('says which version each server serves and every load\'s verdict with its probe figures', async () => {
+  it("says which version each server serves and every load's verdict with its probe figures", async () => {
     await recordLoadRequested(db.pool, 'http://gpu-a:8000', 1);
     await recordLoaded(db.pool, 'http://gpu-a:8000', 1);
-    await recordVerdict(db.pool, 'http://gpu-a:8000', 1, 'refused', { figures: { tokens: 47, meanAbsDelta: 0.5, maxAbsDelta: 1.5 }, errorType: 'WeightsMismatch', error: 'off' });
+    await recordVerdict(db.pool, 'http://gpu-a:8000', 1, 'refused', {
+      figures: { tokens: 47, meanAbsDelta: 0.5, maxAbsDelta: 1.5 },
+      errorType: 'WeightsMismatch',
+      error: 'off',
+    });
     await recordServing(db.pool, 'http://gpu-a:8000', 0, 'version 1 refused; back on 0');
     const text = await runCli(['policy', 'status'], { DATABASE_URL: db.url });
     expect(text.code, text.stderr).toBe(0);

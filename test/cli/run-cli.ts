@@ -21,8 +21,12 @@ export function runCli(args: string[], env: Record<string, string | undefined> =
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));

@@ -19,23 +19,41 @@ afterAll(async () => {
 });
 
 describe('ratchet run --submit-only, interrupted', () => {
-  it.each([['SIGTERM', 143], ['SIGINT', 130]] as const)('ends on the first %s with status %i, its trajectories still submitted', async (signal, status) => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('ends on the first %s with status %i, its trajectories still submitted', async (signal, status) => {
     const runName = `interrupt-${signal.toLowerCase()}-${Date.now()}`;
     const child = spawn(process.execPath, [CLI, 'run', '--submit-only', '--dataset', SAMPLE, '--limit', '2', '--run-name', runName], {
       env: { ...process.env, LOG_LEVEL: undefined, TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
     try {
       const { problems } = await loadDataset(SAMPLE);
       const ids = problems.slice(0, 2).map((problem) => trajectoryId(runName, problem.qid, 0));
       // Submitted, and waiting on results no worker will produce.
-      await pollUntil(async () => {
-        const described = await Promise.all(ids.map((id) => stack.client.workflow.getHandle(id).describe().then((d) => d.status.name, () => undefined)));
-        return described.every((name) => name === 'RUNNING');
-      }, { what: 'both trajectories to be submitted', timeoutMs: 60_000, intervalMs: 200 });
+      await pollUntil(
+        async () => {
+          const described = await Promise.all(
+            ids.map((id) =>
+              stack.client.workflow
+                .getHandle(id)
+                .describe()
+                .then(
+                  (d) => d.status.name,
+                  () => undefined,
+                ),
+            ),
+          );
+          return described.every((name) => name === 'RUNNING');
+        },
+        { what: 'both trajectories to be submitted', timeoutMs: 60_000, intervalMs: 200 },
+      );
       const sent = performance.now();
       child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);

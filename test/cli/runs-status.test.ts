@@ -16,12 +16,16 @@ afterAll(async () => {
 });
 
 describe('ratchet runs status', () => {
-  it('prints how many steps the run\'s trainer recorded and the last one, beside the counters', async () => {
+  it("prints how many steps the run's trainer recorded and the last one, beside the counters", async () => {
     // Temporal is nowhere: the Postgres side still prints, as it does whenever Temporal is unreachable.
     const result = await runCli(['runs', 'status', 'steps'], { DATABASE_URL: db.url, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
     expect(result.code, result.stderr).toBe(0);
     const status = JSON.parse(result.stdout);
     const last = STEPS.at(-1)!;
-    expect(status).toMatchObject({ runId: 'steps', maxHeadOffpolicyness: 2, training: { steps: 3, last: { step: last.step, policyVersion: last.policyVersion, metrics: last.metrics } } });
+    expect(status).toMatchObject({
+      runId: 'steps',
+      maxHeadOffpolicyness: 2,
+      training: { steps: 3, last: { step: last.step, policyVersion: last.policyVersion, metrics: last.metrics } },
+    });
   });
 });

@@ -52,8 +52,11 @@ describe('no command prints the database password', () => {
     for (const [form, url] of tried) {
       it(`${name} with the password ${form}`, async () => {
         const result = await runCli(args, {
-          RATCHET_STATE_DIR: stateDir, DATABASE_URL: url, TEMPORAL_ADDRESS: '127.0.0.1:1',
-          RATCHET_POLICY_URL: `http://user:${ENCODED}@127.0.0.1:1`, RATCHET_POLICY_API_KEY: `${PASSWORD}-key`,
+          RATCHET_STATE_DIR: stateDir,
+          DATABASE_URL: url,
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          RATCHET_POLICY_URL: `http://user:${ENCODED}@127.0.0.1:1`,
+          RATCHET_POLICY_API_KEY: `${PASSWORD}-key`,
         });
         expect(result.code).not.toBe(0);
         expect(result.stderr).toMatch(/^ratchet: /m);
@@ -65,10 +68,18 @@ describe('no command prints the database password', () => {
 
 describe('ratchet dev', () => {
   it('prints an external DATABASE_URL and a policy URL without their passwords', () => {
-    const banner = devBanner({
-      temporalAddress: '127.0.0.1:7233', temporalUiUrl: 'http://127.0.0.1:8233', databaseUrl: urls.raw, embeddedPostgres: false,
-      policyUrl: `http://user:${ENCODED}@gpu.example:30000`, simulated: false,
-    }, 'data/sample.jsonl', '.ratchet');
+    const banner = devBanner(
+      {
+        temporalAddress: '127.0.0.1:7233',
+        temporalUiUrl: 'http://127.0.0.1:8233',
+        databaseUrl: urls.raw,
+        embeddedPostgres: false,
+        policyUrl: `http://user:${ENCODED}@gpu.example:30000`,
+        simulated: false,
+      },
+      'data/sample.jsonl',
+      '.ratchet',
+    );
     expectHidden(banner);
     expect(banner).toContain('postgres://ratchet:***@127.0.0.1:1/ratchet');
     expect(banner).toContain('http://user:***@gpu.example:30000');

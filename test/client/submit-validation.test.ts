@@ -66,7 +66,21 @@ describe('trajectoryRequest', () => {
   it('builds a grouped sample and a plain one alike, leaving out what the placement does not give', () => {
     const problem = { qid: 'q', taskId: 7, problem: 'p', gold: ['1'], source: 'math' as const };
     const group = { run: { runId: 'grpo', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 }, groupId: 'grpo/q', size: 2, sample: 1 };
-    expect(trajectoryRequest(problem, { trajectoryId: 'grpo/q/1', group })).toEqual({ trajectoryId: 'grpo/q/1', qid: 'q', taskId: 7, problem: 'p', gold: ['1'], group });
-    expect(trajectoryRequest(problem, { trajectoryId: 'run/q/0', options: { turns: 2 } })).toEqual({ trajectoryId: 'run/q/0', qid: 'q', taskId: 7, problem: 'p', gold: ['1'], options: { turns: 2 } });
+    expect(trajectoryRequest(problem, { trajectoryId: 'grpo/q/1', group })).toEqual({
+      trajectoryId: 'grpo/q/1',
+      qid: 'q',
+      taskId: 7,
+      problem: 'p',
+      gold: ['1'],
+      group,
+    });
+    expect(trajectoryRequest(problem, { trajectoryId: 'run/q/0', options: { turns: 2 } })).toEqual({
+      trajectoryId: 'run/q/0',
+      qid: 'q',
+      taskId: 7,
+      problem: 'p',
+      gold: ['1'],
+      options: { turns: 2 },
+    });
   });
 });

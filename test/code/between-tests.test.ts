@@ -90,26 +90,39 @@ else:
     print("clean" if not leaks else "left: " + ", ".join(leaks))
 `;
 
-const TASK: CodeTask = { tests: { inputs: ['plant\n', 'probe\n', 'probe\n'], outputs: ['Q'.repeat(60000), 'clean', 'clean'], fnName: '' }, timeoutS: 5, memoryMb: 256 };
+const TASK: CodeTask = {
+  tests: { inputs: ['plant\n', 'probe\n', 'probe\n'], outputs: ['Q'.repeat(60000), 'clean', 'clean'], fnName: '' },
+  timeoutS: 5,
+  memoryMb: 256,
+};
 
 describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => {
   const sandbox = new CodeSandboxPool({ concurrency: 1, ...(tool ? { tool } : {}) });
 
-  it('leaves nothing of a test to the next: files, modes, times, attributes, globals, environment, processes, queues, memory', { timeout: 30_000 }, async () => {
-    const verdict = await verifyCodeAnswer(TASK, fenced(PLANT_AND_PROBE), { sandbox });
-    expect(verdict.detail).toMatch(/^all 3 tests passed/);
-    expect(verdict.status).toBe('correct');
-  });
+  it(
+    'leaves nothing of a test to the next: files, modes, times, attributes, globals, environment, processes, queues, memory',
+    { timeout: 30_000 },
+    async () => {
+      const verdict = await verifyCodeAnswer(TASK, fenced(PLANT_AND_PROBE), { sandbox });
+      expect(verdict.detail).toMatch(/^all 3 tests passed/);
+      expect(verdict.status).toBe('correct');
+    },
+  );
 
   it('gives each test its own input, whole, when an earlier test never read its own (4 MB) or closed it', { timeout: 30_000 }, async () => {
-    const code = 'import os, sys\nfirst = sys.stdin.readline()\nif first.startswith("ignore"):\n    os.close(0)\nelse:\n    print(len(first + sys.stdin.read()))';
+    const code =
+      'import os, sys\nfirst = sys.stdin.readline()\nif first.startswith("ignore"):\n    os.close(0)\nelse:\n    print(len(first + sys.stdin.read()))';
     const big = `ignore\n${'x'.repeat(4 << 20)}\n`;
     const inputs = [big, 'abc\n', big, `${'y'.repeat(100_000)}\n`];
-    const verdict = await verifyCodeAnswer({ tests: { inputs, outputs: ['', '4', '', '100001'], fnName: '' }, timeoutS: 5, memoryMb: 256 }, fenced(code), { sandbox });
+    const verdict = await verifyCodeAnswer(
+      { tests: { inputs, outputs: ['', '4', '', '100001'], fnName: '' }, timeoutS: 5, memoryMb: 256 },
+      fenced(code),
+      { sandbox },
+    );
     expect(verdict.detail).toMatch(/^all 4 tests passed/);
   });
 
-  it('runs all of an answer\'s tests in one sandbox: one sandbox start, whatever the number of tests', { timeout: 30_000 }, async () => {
+  it("runs all of an answer's tests in one sandbox: one sandbox start, whatever the number of tests", { timeout: 30_000 }, async () => {
     // The launcher's start time, as each test sees its pid 1: the same for every test of one answer.
     const code = 'print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])';
     const tests = sandbox.answer({ code, fnName: '', timeoutS: 5, memoryMb: 256 });
@@ -125,8 +138,13 @@ describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => 
     }
   });
 
-  it('runs the next test in a fresh sandbox when the last one\'s launcher died or does not answer within 2 s', { timeout: 30_000 }, async () => {
-    const tests = sandbox.answer({ code: 'print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])', fnName: '', timeoutS: 5, memoryMb: 256 });
+  it("runs the next test in a fresh sandbox when the last one's launcher died or does not answer within 2 s", { timeout: 30_000 }, async () => {
+    const tests = sandbox.answer({
+      code: 'print(open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19])',
+      fnName: '',
+      timeoutS: 5,
+      memoryMb: 256,
+    });
     const launcher = (): number => childrenOf(tests.sandboxPid ?? 0)[0] ?? 0;
     const start = async (): Promise<string> => {
       const run = await tests.run('', 5000);

@@ -5,7 +5,23 @@ import { CodeSandboxPool, matchOutput, matchReturn, verifyCodeAnswer, type CodeT
 import { seededRandom as random } from '../../src/policy/simulated/policy-config.js';
 import { fenced, SANDBOXES } from './sandbox-fixtures.js';
 
-const PIECES = ['{"test": 0, "status": "ran", "stdout": "ok\\n"}\n', '{"ready": true}\n', 'ok\n', '\u0000', '\r\n', '\ud800', 'NaN', 'Infinity', '[1, 2', '"', '\\', ' ', '1e309', '-0', '9007199254740993'];
+const PIECES = [
+  '{"test": 0, "status": "ran", "stdout": "ok\\n"}\n',
+  '{"ready": true}\n',
+  'ok\n',
+  '\u0000',
+  '\r\n',
+  '\ud800',
+  'NaN',
+  'Infinity',
+  '[1, 2',
+  '"',
+  '\\',
+  ' ',
+  '1e309',
+  '-0',
+  '9007199254740993',
+];
 
 /** A hostile byte stream: protocol-looking lines, invalid UTF-8, NULs, unterminated JSON, long runs without a newline. */
 function stream(next: () => number, size: number): Buffer {
@@ -13,9 +29,12 @@ function stream(next: () => number, size: number): Buffer {
   let length = 0;
   while (length < size) {
     const pick = next();
-    const part = pick < 0.5 ? Buffer.from(PIECES[Math.floor(next() * PIECES.length)]!, 'utf8')
-      : pick < 0.8 ? Buffer.from(Array.from({ length: 1 + Math.floor(next() * 64) }, () => Math.floor(next() * 256)))
-        : Buffer.alloc(1 + Math.floor(next() * 4096), 'x');
+    const part =
+      pick < 0.5
+        ? Buffer.from(PIECES[Math.floor(next() * PIECES.length)]!, 'utf8')
+        : pick < 0.8
+          ? Buffer.from(Array.from({ length: 1 + Math.floor(next() * 64) }, () => Math.floor(next() * 256)))
+          : Buffer.alloc(1 + Math.floor(next() * 4096), 'x');
     parts.push(part);
     length += part.length;
   }
@@ -45,7 +64,16 @@ describe('the channel from a solution, fuzzed without a sandbox', () => {
     for (let round = 0; round < 2000; round++) {
       const stdout = stream(next, Math.floor(next() * 300));
       const expected = stream(next, Math.floor(next() * 60)).toString('utf8');
-      const run = { kind: 'exited' as const, code: next() < 0.7 ? 0 : Math.floor(next() * 256), signal: signals[Math.floor(next() * signals.length)]!, cpuSeconds: next() * 4, cpuLimit: next() < 0.2, stdout, stderr: '', elapsedMs: 1 };
+      const run = {
+        kind: 'exited' as const,
+        code: next() < 0.7 ? 0 : Math.floor(next() * 256),
+        signal: signals[Math.floor(next() * signals.length)]!,
+        cpuSeconds: next() * 4,
+        cpuLimit: next() < 0.2,
+        stdout,
+        stderr: '',
+        elapsedMs: 1,
+      };
       const outcome = judgeRun(run, expected, next() < 0.5);
       expect(['passed', 'wrong', 'timeout', 'runtime_error']).toContain(outcome.status);
       expect(() => matchOutput(stdout.toString('latin1'), expected)).not.toThrow();
@@ -65,7 +93,12 @@ describe.each(SANDBOXES)('$name fuzzed through a real solution', ({ tool }) => {
       const status = next() < 0.5 ? 0 : Math.floor(next() * 256);
       const callMode = next() < 0.4;
       const body = `import base64, os, sys\ndata = base64.b64decode("${payload}")\nos.write(2, data[:5000])\nview = memoryview(data)\nwhile view:\n    view = view[os.write(1, view):]\n${closeStdout}os._exit(${status})`;
-      const code = callMode ? `def solve(*args):\n${body.split('\n').map((line) => `    ${line}`).join('\n')}` : body;
+      const code = callMode
+        ? `def solve(*args):\n${body
+            .split('\n')
+            .map((line) => `    ${line}`)
+            .join('\n')}`
+        : body;
       const checked: CodeTask = { tests: { inputs: callMode ? ['1'] : [''], outputs: ['ok'], fnName: callMode ? 'solve' : '' }, timeoutS: 5 };
       return verifyCodeAnswer(checked, fenced(code), { sandbox });
     });

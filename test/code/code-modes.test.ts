@@ -6,7 +6,8 @@ const fenced = (code: string): string => `Here is my solution.\n\`\`\`python\n${
 
 const sum: CodeTask = { tests: { inputs: ['1 2\n', '3 4\n', '10 -20\n'], outputs: ['3\n', '7\n', '-10\n'], fnName: '' }, timeoutS: 5 };
 const twoSum: CodeTask = {
-  tests: { inputs: ['[2,7,11,15]\n9', '[3,2,4]\n6', '[3,3]\n6'], outputs: ['[0,1]', '[1,2]', '[0,1]'], fnName: 'twoSum' }, timeoutS: 5,
+  tests: { inputs: ['[2,7,11,15]\n9', '[3,2,4]\n6', '[3,3]\n6'], outputs: ['[0,1]', '[1,2]', '[0,1]'], fnName: 'twoSum' },
+  timeoutS: 5,
 };
 const TWO_SUM = `class Solution:
     def twoSum(self, nums: List[int], target: int) -> List[int]:
@@ -52,13 +53,16 @@ describe('LeetCode (fn_name) mode', () => {
   });
 
   it('calls a plain function of that name, and ignores what it prints', async () => {
-    const code = 'def twoSum(nums, target):\n    print("debugging")\n    for j in range(len(nums)):\n        for i in range(j):\n            if nums[i] + nums[j] == target:\n                return (i, j)'
+    const code =
+      'def twoSum(nums, target):\n    print("debugging")\n    for j in range(len(nums)):\n        for i in range(j):\n            if nums[i] + nums[j] == target:\n                return (i, j)';
     const verdict = await verifyCodeAnswer(twoSum, fenced(code), { sandbox });
     expect(verdict.status).toBe('correct');
   });
 
   it('scores a wrong return value wrong', async () => {
-    const verdict = await verifyCodeAnswer(twoSum, fenced('class Solution:\n    def twoSum(self, nums, target):\n        return [1, 0]'), { sandbox });
+    const verdict = await verifyCodeAnswer(twoSum, fenced('class Solution:\n    def twoSum(self, nums, target):\n        return [1, 0]'), {
+      sandbox,
+    });
     expect(verdict).toMatchObject({ status: 'wrong', passed: 0 });
   });
 

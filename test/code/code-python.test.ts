@@ -26,7 +26,10 @@ describe.each(SANDBOXES)('$name with the default interpreter', ({ tool }) => {
     const stdin = 'import numpy as np\nxs = np.array(input().split(), dtype=np.int64)\nprint(int(xs.sum()), int((xs ** 2).sum()))';
     const call = 'import numpy as np\ndef running(xs):\n    return np.cumsum(np.array(xs)).tolist()';
     const verdicts = await Promise.all([verifyCodeAnswer(sums, fenced(stdin), { sandbox }), verifyCodeAnswer(cumsum, fenced(call), { sandbox })]);
-    expect(verdicts.map((verdict) => verdict.status), `numpy did not import: run \`npm run setup\` (${verdicts[0]!.detail})`).toEqual(['correct', 'correct']);
+    expect(
+      verdicts.map((verdict) => verdict.status),
+      `numpy did not import: run \`npm run setup\` (${verdicts[0]!.detail})`,
+    ).toEqual(['correct', 'correct']);
   });
 
   it('shows the virtualenv read-only and nothing else of the project around it', async () => {
@@ -62,7 +65,7 @@ print("alone" if not seen else "seen %s" % seen)`;
   });
 });
 
-describe('the code answers\' interpreter', () => {
+describe("the code answers' interpreter", () => {
   it('is RATCHET_CODE_PYTHON when set, and /usr/bin/python3 without a virtualenv the sandboxes can reach', () => {
     expect(sandboxConfigFromEnv({ RATCHET_CODE_PYTHON: '/opt/python/bin/python3' }).python).toBe('/opt/python/bin/python3');
     const empty = mkdtempSync(path.join(os.tmpdir(), 'ratchet-state-'));

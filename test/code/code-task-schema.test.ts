@@ -4,7 +4,13 @@ import { parseDatasetText } from '../../src/datasets/index.js';
 
 describe('the code task schema for trajectory requests', () => {
   it('accepts every code task the loader makes', () => {
-    const row = { task: 'code', query_id: 'q', prompt: 'p', input_output: JSON.stringify({ inputs: ['1'], outputs: ['1'], fn_name: 'f' }), timeout: 2 };
+    const row = {
+      task: 'code',
+      query_id: 'q',
+      prompt: 'p',
+      input_output: JSON.stringify({ inputs: ['1'], outputs: ['1'], fn_name: 'f' }),
+      timeout: 2,
+    };
     const [problem] = parseDatasetText(JSON.stringify(row), 'code.jsonl').problems;
     expect(codeTaskSchema.parse(problem?.code)).toEqual({ tests: { inputs: ['1'], outputs: ['1'], fnName: 'f' }, timeoutS: 2 });
   });

@@ -25,9 +25,17 @@ const SHAPES: Array<[name: string, actual: string, expected: string]> = [
   ['a million-digit integer against its float spelling', `${digits(MILLION, 2)}.0`, digits(MILLION, 2)],
   ['a million signs', '+-'.repeat(MILLION / 2), '1'],
   ['a million points', '.'.repeat(MILLION), '1.0'],
-  ['one line of 200,000 numbers', Array.from({ length: 200_000 }, (_, i) => `${i}.0000001`).join(' '), Array.from({ length: 200_000 }, (_, i) => `${i}.0`).join(' ')],
+  [
+    'one line of 200,000 numbers',
+    Array.from({ length: 200_000 }, (_, i) => `${i}.0000001`).join(' '),
+    Array.from({ length: 200_000 }, (_, i) => `${i}.0`).join(' '),
+  ],
   ['one line of a million blanks between two tokens', `1${' '.repeat(MILLION)}2`, '1 2'],
-  ['100,000 lines of edge-of-tolerance floats', Array.from({ length: 100_000 }, () => '1.00001001').join('\n'), Array.from({ length: 100_000 }, () => '1.0').join('\n')],
+  [
+    '100,000 lines of edge-of-tolerance floats',
+    Array.from({ length: 100_000 }, () => '1.00001001').join('\n'),
+    Array.from({ length: 100_000 }, () => '1.0').join('\n'),
+  ],
 ];
 
 describe('the output comparison stays linear whatever the solution printed', () => {

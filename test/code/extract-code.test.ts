@@ -23,13 +23,19 @@ describe('code extraction', () => {
 describe('input_output decoding', () => {
   it('decodes stdin and LeetCode tests', () => {
     expect(parseTests('{"inputs": ["1\\n"], "outputs": ["1"]}')).toEqual({ ok: true, tests: { inputs: ['1\n'], outputs: ['1'], fnName: '' } });
-    expect(parseTests({ inputs: ['[1]'], outputs: ['1'], fn_name: 'f' })).toEqual({ ok: true, tests: { inputs: ['[1]'], outputs: ['1'], fnName: 'f' } });
+    expect(parseTests({ inputs: ['[1]'], outputs: ['1'], fn_name: 'f' })).toEqual({
+      ok: true,
+      tests: { inputs: ['[1]'], outputs: ['1'], fnName: 'f' },
+    });
   });
 
   it('says what is wrong with a malformed one', () => {
     expect(parseTests('{"inputs": [')).toMatchObject({ ok: false, message: expect.stringContaining('not valid JSON') });
     expect(parseTests('{"inputs": ["1"], "outputs": ["1", "2"]}')).toMatchObject({ ok: false, message: '"input_output" has 1 inputs but 2 outputs' });
-    expect(parseTests('{"inputs": [1], "outputs": ["1"]}')).toMatchObject({ ok: false, message: '"input_output.inputs[0]" must be a string, got number' });
+    expect(parseTests('{"inputs": [1], "outputs": ["1"]}')).toMatchObject({
+      ok: false,
+      message: '"input_output.inputs[0]" must be a string, got number',
+    });
     expect(parseTests('{"inputs": [], "outputs": []}')).toMatchObject({ ok: false, message: '"input_output" has no test cases' });
     expect(parseTests('{"inputs": ["1"], "outputs": ["1"], "fn_name": "a b"}')).toMatchObject({ ok: false });
   });

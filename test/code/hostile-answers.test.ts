@@ -6,7 +6,7 @@ import { fenced, FORGED_VERDICT, marker, nameProcess, processesLeft, SANDBOXES, 
 
 // Issue 23's attacks, each as an answer written to win or to do harm: none may be scored correct, take the
 // worker down, outlive its deadline, hold memory no limit counts, read the host or touch another sandbox.
-describe.each(SANDBOXES)('$name against issue 23\'s attacks', ({ tool }) => {
+describe.each(SANDBOXES)("$name against issue 23's attacks", ({ tool }) => {
   const sandbox = new CodeSandboxPool({ concurrency: 2, ...(tool ? { tool } : {}) });
 
   it('forges no verdict: protocol lines written to every descriptor it can reach or steal are its own output', async () => {
@@ -142,7 +142,18 @@ print("ok")`;
     // above it hold nothing else (test/code/code-python.test.ts).
     const tree = interpreterTree(sandbox.config.python)[0];
     const above = (path: string): boolean => tree !== undefined && `${tree}/`.startsWith(`${path}/`);
-    const secrets = [resolve('data/code-sample.jsonl'), resolve('package.json'), resolve('.ratchet/python-env'), '/etc/passwd', '/etc/hostname', '/root', '/home', '/work', '/var', '/run'].filter((path) => !above(path));
+    const secrets = [
+      resolve('data/code-sample.jsonl'),
+      resolve('package.json'),
+      resolve('.ratchet/python-env'),
+      '/etc/passwd',
+      '/etc/hostname',
+      '/root',
+      '/home',
+      '/work',
+      '/var',
+      '/run',
+    ].filter((path) => !above(path));
     const allowed = ['usr', 'bin', 'lib', 'lib64', 'sbin', 'proc', 'dev', 'tmp', 'sandbox', ...(tree ? [tree.split('/')[1]] : [])];
     const code = `import os
 seen = [path for path in ${JSON.stringify(secrets)} if os.path.exists(path)]
@@ -173,7 +184,7 @@ if __name__ == "__main__":
 });
 
 describe('two worker processes on one host', () => {
-  it('never touch each other\'s sandboxes, with no configuration', async () => {
+  it("never touch each other's sandboxes, with no configuration", async () => {
     // Two pools with default settings stand for two worker processes: one's clean-up must not reach the other.
     const first = new CodeSandboxPool({ concurrency: 2 });
     const second = new CodeSandboxPool({ concurrency: 2 });

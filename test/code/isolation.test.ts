@@ -47,7 +47,11 @@ describe.each(SANDBOXES)('$name contains a hostile answer', ({ tool }) => {
     it('a fork bomb hits the process limit and is killed, whole', async () => {
       const name = marker();
       const started = performance.now();
-      const verdict = await verifyCodeAnswer(task(), fenced(`${nameProcess(name)}import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass`), { sandbox });
+      const verdict = await verifyCodeAnswer(
+        task(),
+        fenced(`${nameProcess(name)}import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass`),
+        { sandbox },
+      );
       expect(['timeout', 'runtime_error']).toContain(verdict.status);
       expect(performance.now() - started).toBeLessThan(20_000);
       expect(await processesLeft(name, 5_000)).toEqual([]);
@@ -57,14 +61,18 @@ describe.each(SANDBOXES)('$name contains a hostile answer', ({ tool }) => {
     it('an infinite loop times out at the test limit and is killed', async () => {
       const name = marker();
       const started = performance.now();
-      const verdict = await verifyCodeAnswer(task(['ok'], 1), fenced(`${nameProcess(name)}import os\nif os.fork() == 0:\n    os.setsid()  # out of the process group\nwhile True:\n    pass`), { sandbox });
+      const verdict = await verifyCodeAnswer(
+        task(['ok'], 1),
+        fenced(`${nameProcess(name)}import os\nif os.fork() == 0:\n    os.setsid()  # out of the process group\nwhile True:\n    pass`),
+        { sandbox },
+      );
       expect(verdict.status).toBe('timeout');
       expect(performance.now() - started).toBeLessThan(10_000);
       expect(await processesLeft(name, 5_000)).toEqual([]);
       await expectStillJudging();
     });
 
-    it('a network connection, even to the worker\'s own loopback, fails', async () => {
+    it("a network connection, even to the worker's own loopback, fails", async () => {
       const code = `import socket
 for host, port in (("127.0.0.1", ${port}), ("1.1.1.1", 80), ("example.com", 80)):
     try:

@@ -13,7 +13,9 @@ export const fenced = (code: string): string => `\`\`\`python\n${code}\n\`\`\``;
 
 /** A stdin-mode task whose every test has an empty input and expects `outputs[i]`. */
 export const task = (outputs: string[] = ['ok'], timeoutS = 2, memoryMb = 256): CodeTask => ({
-  tests: { inputs: outputs.map(() => ''), outputs, fnName: '' }, timeoutS, memoryMb,
+  tests: { inputs: outputs.map(() => ''), outputs, fnName: '' },
+  timeoutS,
+  memoryMb,
 });
 
 /** A process name (15 bytes at most, as the kernel keeps it) that an answer gives itself and its children. */
@@ -24,14 +26,17 @@ export const nameProcess = (name: string): string => `import ctypes\nctypes.CDLL
 
 /** Live processes on the machine named `name`. */
 export function processesNamed(name: string): string[] {
-  return execFileSync('ps', ['-eo', 'pid=,stat=,comm=']).toString().split('\n')
+  return execFileSync('ps', ['-eo', 'pid=,stat=,comm='])
+    .toString()
+    .split('\n')
     .filter((row) => row.trim().endsWith(name) && !row.trim().split(/\s+/)[1]?.startsWith('Z'));
 }
 
 /** Waits until no process is named `name`, up to `ms`; what is still alive then. */
 export async function processesLeft(name: string, ms: number): Promise<string[]> {
-  return pollUntil(() => processesNamed(name), { what: `no process named ${name}`, timeoutMs: ms, done: (left) => left.length === 0 })
-    .catch(() => processesNamed(name));
+  return pollUntil(() => processesNamed(name), { what: `no process named ${name}`, timeoutMs: ms, done: (left) => left.length === 0 }).catch(() =>
+    processesNamed(name),
+  );
 }
 
 /**

@@ -18,7 +18,7 @@ const workerScript = (tool: string | undefined) => `
   for await (const line of createInterface({ input: process.stdin })) console.log(JSON.stringify(await verifyCodeAnswer(task, answer, { sandbox })));
 `;
 
-describe.each(SANDBOXES)('$name in a worker frozen mid-test (SIGSTOP past the test\'s limit, then SIGCONT)', ({ tool }) => {
+describe.each(SANDBOXES)("$name in a worker frozen mid-test (SIGSTOP past the test's limit, then SIGCONT)", ({ tool }) => {
   it('judges the answer, not the freeze: a correct answer is still correct', { timeout: 60_000 }, async () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', workerScript(tool)], { stdio: ['pipe', 'pipe', 'inherit'] });
     try {

@@ -26,7 +26,13 @@ except OSError as error:
     print("refused" if not pairs else "held %d MB" % held, type(error).__name__)`;
     const verdict = await verifyCodeAnswer(task(['refused PermissionError'], 10, 128), fenced(code), { sandbox });
     expect(verdict).toMatchObject({ status: 'correct' });
-    const network = await verifyCodeAnswer(task(['refused'], 10, 128), fenced('import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n    print("made")\nexcept PermissionError:\n    print("refused")'), { sandbox });
+    const network = await verifyCodeAnswer(
+      task(['refused'], 10, 128),
+      fenced(
+        'import socket\ntry:\n    socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n    print("made")\nexcept PermissionError:\n    print("refused")',
+      ),
+      { sandbox },
+    );
     expect(network).toMatchObject({ status: 'correct' });
   });
 
@@ -48,7 +54,11 @@ print("ok")`;
   it('streams a 60 MB input to a solution limited to 128 MB: the launcher never holds it whole', { timeout: 60_000 }, async () => {
     const input = `${'7'.repeat(1023)}\n`.repeat(60 * 1024);
     const code = 'import sys\ntotal = 0\nwhile chunk := sys.stdin.buffer.read(1 << 16):\n    total += len(chunk)\nprint(total)';
-    const verdict = await verifyCodeAnswer({ tests: { inputs: [input], outputs: [String(input.length)], fnName: '' }, timeoutS: 20, memoryMb: 128 }, fenced(code), { sandbox });
+    const verdict = await verifyCodeAnswer(
+      { tests: { inputs: [input], outputs: [String(input.length)], fnName: '' }, timeoutS: 20, memoryMb: 128 },
+      fenced(code),
+      { sandbox },
+    );
     expect(verdict).toMatchObject({ status: 'correct' });
   });
 

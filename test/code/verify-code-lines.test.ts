@@ -11,7 +11,11 @@ async function verify(lines: string[]): Promise<Array<Record<string, unknown>>> 
   const chunks: Buffer[] = [];
   output.on('data', (chunk: Buffer) => chunks.push(chunk));
   await runVerifyCommand(Readable.from([lines.join('\n')]), output, { budgetMs: 3000 });
-  return Buffer.concat(chunks).toString('utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 const inputOutput = JSON.stringify({ inputs: ['2\n', '5\n'], outputs: ['4\n', '25\n'], fn_name: '' });
@@ -38,8 +42,12 @@ function runVerifyProcess(lines: string[], env: Record<string, string>): Promise
   const child = spawn(process.execPath, [CLI, 'verify'], { env: { ...process.env, LOG_LEVEL: undefined, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   child.stdin.end(lines.join('\n'));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -59,7 +67,11 @@ describe('ratchet verify on code lines', () => {
       JSON.stringify({ task: 'code', input_output: inputOutput, pred: code('while True:\n    pass  # never ends'), timeout: 1 }),
     ]);
     expect(out.map((verdict) => [verdict.line, verdict.status, verdict.equal])).toEqual([
-      [1, 'correct', true], [2, 'correct', true], [3, 'wrong', false], [4, 'no_answer', false], [5, 'timeout', false],
+      [1, 'correct', true],
+      [2, 'correct', true],
+      [3, 'wrong', false],
+      [4, 'no_answer', false],
+      [5, 'timeout', false],
     ]);
     expect(out[0]).toMatchObject({ passed: 2, total: 2 });
   });
@@ -81,7 +93,10 @@ describe('ratchet verify on code lines', () => {
     ];
     const { code: exit, stdout, stderr } = await runVerifyProcess(lines, tool ? { RATCHET_CODE_SANDBOX: tool } : {});
     expect(exit, stderr).toBe(0);
-    const out = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const out = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(out.map((verdict) => verdict.line)).toEqual(lines.map((_, index) => index + 1));
     for (const verdict of out.slice(0, HOSTILE.length)) expect(['wrong', 'timeout', 'runtime_error']).toContain(verdict.status);
     // The default interpreter is the code-python virtualenv `npm run setup` makes: numpy imports.

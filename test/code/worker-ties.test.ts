@@ -31,7 +31,9 @@ function alive(pid: number): boolean {
   }
 }
 
-const LIST_FDS = fenced('import os\nheld = []\nfor fd in range(4096):\n    try:\n        os.fstat(fd)\n        held.append(fd)\n    except OSError:\n        pass\nprint(held)');
+const LIST_FDS = fenced(
+  'import os\nheld = []\nfor fd in range(4096):\n    try:\n        os.fstat(fd)\n        held.append(fd)\n    except OSError:\n        pass\nprint(held)',
+);
 
 describe.each(SANDBOXES)('$name holds only what the judge gives it', ({ tool }) => {
   it('a solution sees descriptors 0, 1 and 2 and no other, whatever its worker inherited', { timeout: 30_000 }, async () => {
@@ -42,8 +44,12 @@ describe.each(SANDBOXES)('$name holds only what the judge gives it', ({ tool }) 
 
   it('stdin and stdout open as files, as a process started from a shell has them', async () => {
     const sandbox = new CodeSandboxPool({ concurrency: 1, ...(tool ? { tool } : {}) });
-    const answer = fenced('with open("/dev/stdin") as source:\n    a, b = map(int, source.read().split())\nwith open("/dev/stdout", "w") as sink:\n    sink.write(f"{a + b}\\n")');
-    const verdict = await verifyCodeAnswer({ tests: { inputs: ['2 3\n'], outputs: ['5'], fnName: '' }, timeoutS: 5, memoryMb: 256 }, answer, { sandbox });
+    const answer = fenced(
+      'with open("/dev/stdin") as source:\n    a, b = map(int, source.read().split())\nwith open("/dev/stdout", "w") as sink:\n    sink.write(f"{a + b}\\n")',
+    );
+    const verdict = await verifyCodeAnswer({ tests: { inputs: ['2 3\n'], outputs: ['5'], fnName: '' }, timeoutS: 5, memoryMb: 256 }, answer, {
+      sandbox,
+    });
     expect(verdict).toMatchObject({ status: 'correct' });
   });
 });
@@ -53,13 +59,19 @@ describe.each(SANDBOXES)('$name lives no longer than its worker', ({ tool }) => 
     const name = marker();
     const worker = startWorker(tool, fenced(`${nameProcess(name)}import os, time\nos.fork()\ntime.sleep(60)`), 30);
     try {
-      await pollUntil(() => processesNamed(name), { what: `the answer's processes named ${name}`, timeoutMs: 20_000, done: (found) => found.length === 2 });
+      await pollUntil(() => processesNamed(name), {
+        what: `the answer's processes named ${name}`,
+        timeoutMs: 20_000,
+        done: (found) => found.length === 2,
+      });
       const sandboxProcesses = await descendantsOf(worker.pid!);
       expect(sandboxProcesses.length).toBeGreaterThanOrEqual(3);
       worker.kill('SIGKILL');
       expect(await processesLeft(name, 3_000)).toEqual([]);
       const left = await pollUntil(() => sandboxProcesses.filter(alive), {
-        what: 'no process of the sandbox', timeoutMs: 3_000, done: (alive) => alive.length === 0,
+        what: 'no process of the sandbox',
+        timeoutMs: 3_000,
+        done: (alive) => alive.length === 0,
       }).catch((error: Error) => error.message);
       expect(left).toEqual([]);
     } finally {

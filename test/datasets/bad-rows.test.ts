@@ -113,7 +113,7 @@ describe('a row whose trajectory request would be rejected is reported with file
     );
   });
 
-  it('a row whose request would pass Temporal\'s 2 MB payload limit, though each field is under 1 MB', () => {
+  it("a row whose request would pass Temporal's 2 MB payload limit, though each field is under 1 MB", () => {
     // 700,000 three-byte characters: 0.7 M characters, 2.1 MB of UTF-8.
     expect(rejection(JSON.stringify({ problem: '€'.repeat(700_000), answer: '1' }))).toMatch(
       /^data\/set\.jsonl:2: too large: its trajectory request would be about 21\d{5} bytes as JSON, over the 2096128-byte limit \(Temporal rejects payloads over 2 MiB\)$/,

@@ -45,7 +45,8 @@ describe('decodeLine', () => {
   it('names the first byte that is not UTF-8, and where it is', () => {
     // "café" in Latin-1: é is the lone byte 0xE9.
     expect(decodeLine(Buffer.from('{"x": "café"}', 'latin1'))).toEqual({
-      ok: false, message: 'not valid UTF-8 (byte 0xE9 at byte 11 of the line); re-encode the file as UTF-8',
+      ok: false,
+      message: 'not valid UTF-8 (byte 0xE9 at byte 11 of the line); re-encode the file as UTF-8',
     });
   });
 

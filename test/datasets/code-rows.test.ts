@@ -7,21 +7,41 @@ const io = (value: unknown): string => JSON.stringify(value);
 describe('code rows', () => {
   it('loads an AReaL code row with its tests, limits and reference solutions', () => {
     const row = {
-      task: 'code', query_id: 'c-1', prompt: 'Print the sum of two integers.', solutions: ['print(sum(map(int, input().split())))'],
-      input_output: io({ inputs: ['1 2\n'], outputs: ['3\n'], fn_name: '' }), timeout: 3, memory: 256,
+      task: 'code',
+      query_id: 'c-1',
+      prompt: 'Print the sum of two integers.',
+      solutions: ['print(sum(map(int, input().split())))'],
+      input_output: io({ inputs: ['1 2\n'], outputs: ['3\n'], fn_name: '' }),
+      timeout: 3,
+      memory: 256,
     };
     const { problems, errors } = parseDatasetText(jsonl(row), 'code.jsonl');
     expect(errors).toEqual([]);
-    expect(problems).toEqual([{
-      qid: 'c-1', problem: row.prompt, gold: row.solutions, source: 'areal',
-      code: { tests: { inputs: ['1 2\n'], outputs: ['3\n'], fnName: '' }, timeoutS: 3, memoryMb: 256 },
-    }]);
+    expect(problems).toEqual([
+      {
+        qid: 'c-1',
+        problem: row.prompt,
+        gold: row.solutions,
+        source: 'areal',
+        code: { tests: { inputs: ['1 2\n'], outputs: ['3\n'], fnName: '' }, timeoutS: 3, memoryMb: 256 },
+      },
+    ]);
   });
 
   it('maps an APPS/TACO call-based row onto JSON-line arguments and return values', () => {
     const row = {
-      problem_id: 12, question: 'Add two numbers.', starter_code: 'def add(a, b):', solutions: io(['def add(a, b):\n    return a + b']),
-      input_output: io({ fn_name: 'add', inputs: [[1, 2], [[1], [2]]], outputs: [[3], [[1, 2]]] }),
+      problem_id: 12,
+      question: 'Add two numbers.',
+      starter_code: 'def add(a, b):',
+      solutions: io(['def add(a, b):\n    return a + b']),
+      input_output: io({
+        fn_name: 'add',
+        inputs: [
+          [1, 2],
+          [[1], [2]],
+        ],
+        outputs: [[3], [[1, 2]]],
+      }),
     };
     const [problem] = parseDatasetText(jsonl(row), 'apps.jsonl').problems;
     expect(problem).toMatchObject({ qid: 'apps-12', source: 'apps', gold: ['def add(a, b):\n    return a + b'] });
@@ -36,13 +56,21 @@ describe('code rows', () => {
 
   it('maps a LiveCodeBench row: functional tests call metadata.func_name', () => {
     const row = {
-      question_id: 'abc', question_content: 'Two sum.', starter_code: 'class Solution:\n    def twoSum(self, nums, target):',
-      public_test_cases: io([{ input: '[2,7]\n9', output: '[0, 1]', testtype: 'functional' }]), private_test_cases: 'eJzLSM3JyQcABiwCFQ==',
+      question_id: 'abc',
+      question_content: 'Two sum.',
+      starter_code: 'class Solution:\n    def twoSum(self, nums, target):',
+      public_test_cases: io([{ input: '[2,7]\n9', output: '[0, 1]', testtype: 'functional' }]),
+      private_test_cases: 'eJzLSM3JyQcABiwCFQ==',
       metadata: io({ func_name: 'twoSum' }),
     };
     const { problems, errors } = parseDatasetText(jsonl(row), 'lcb.jsonl');
     expect(errors).toEqual([]);
-    expect(problems[0]).toMatchObject({ qid: 'lcb-abc', source: 'livecodebench', gold: [], code: { tests: { inputs: ['[2,7]\n9'], outputs: ['[0, 1]'], fnName: 'twoSum' } } });
+    expect(problems[0]).toMatchObject({
+      qid: 'lcb-abc',
+      source: 'livecodebench',
+      gold: [],
+      code: { tests: { inputs: ['[2,7]\n9'], outputs: ['[0, 1]'], fnName: 'twoSum' } },
+    });
   });
 });
 
@@ -75,11 +103,15 @@ describe('a malformed code row is reported with file:line', () => {
   });
 
   it('a timeout that is not positive', () => {
-    expect(rejection({ ...base, timeout: 0, input_output: io({ inputs: ['1'], outputs: ['1'] }) })).toBe('data/code.jsonl:2: AReaL code row: "timeout" must be positive');
+    expect(rejection({ ...base, timeout: 0, input_output: io({ inputs: ['1'], outputs: ['1'] }) })).toBe(
+      'data/code.jsonl:2: AReaL code row: "timeout" must be positive',
+    );
   });
 
   it('a test case with NUL, which Postgres cannot store', () => {
-    expect(rejection({ ...base, input_output: io({ inputs: ['a\u0000b'], outputs: ['1'] }) })).toMatch(/^data\/code\.jsonl:2: not a valid trajectory request: .*NUL/);
+    expect(rejection({ ...base, input_output: io({ inputs: ['a\u0000b'], outputs: ['1'] }) })).toMatch(
+      /^data\/code\.jsonl:2: not a valid trajectory request: .*NUL/,
+    );
   });
 
   it('tests too large for a trajectory request', () => {

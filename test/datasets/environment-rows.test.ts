@@ -20,7 +20,11 @@ describe('a row names its environment', () => {
       { qid: 'q', gold: ['4'], environment: 'math-python-tool', environmentArgs: { timeout: 5 } },
       { qid: 'env-4', gold: ['1'], environment: undefined, environmentArgs: undefined },
     ]);
-    expect(trajectoryRequest(problems[1]!, { trajectoryId: 'r/env-2/0' })).toMatchObject({ environment: 'guess-number', environmentArgs: { low: 1, high: 20 }, gold: [] });
+    expect(trajectoryRequest(problems[1]!, { trajectoryId: 'r/env-2/0' })).toMatchObject({
+      environment: 'guess-number',
+      environmentArgs: { low: 1, high: 20 },
+      gold: [],
+    });
     expect(trajectoryRequest(problems[3]!, { trajectoryId: 'r/env-4/0' })).not.toHaveProperty('environment');
   });
 
@@ -53,7 +57,7 @@ describe('a row names its environment', () => {
 });
 
 describe('--environment and --environment-args', () => {
-  it('replace every row\'s own', async () => {
+  it("replace every row's own", async () => {
     const { problems } = await loadDataset('data/guess-number-sample.jsonl');
     expect(withEnvironment(problems, {})).toBe(problems);
     const changed = withEnvironment(problems, { environment: 'slow-guess', environmentArgs: jsonObject('{"low": 5}') });

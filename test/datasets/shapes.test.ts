@@ -12,7 +12,14 @@ describe('parseDatasetText', () => {
   });
 
   it('parses a MATH row, ignoring its solution, subject and level', () => {
-    const row = { problem: 'Simplify $\\sqrt{20}$.', solution: '$\\boxed{2\\sqrt{5}}$', answer: '2\\sqrt{5}', unique_id: 'test/algebra/7.json', subject: 'Algebra', level: 2 };
+    const row = {
+      problem: 'Simplify $\\sqrt{20}$.',
+      solution: '$\\boxed{2\\sqrt{5}}$',
+      answer: '2\\sqrt{5}',
+      unique_id: 'test/algebra/7.json',
+      subject: 'Algebra',
+      level: 2,
+    };
     const { problems, errors } = parseDatasetText(jsonl(row), 'math.jsonl');
     expect(errors).toEqual([]);
     expect(problems).toEqual([{ qid: 'test/algebra/7.json', problem: row.problem, gold: ['2\\sqrt{5}'], source: 'math' }]);

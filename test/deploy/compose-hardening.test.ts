@@ -57,7 +57,12 @@ describe('compose secrets', () => {
   });
 
   it('reads passwords in the mounted scripts from /run/secrets', async () => {
-    for (const script of ['deploy/postgres/initdb/01-databases.sh', 'deploy/temporal/setup-schema.sh', 'deploy/temporal/with-db-password.sh', 'deploy/policy/serve-with-api-key.sh']) {
+    for (const script of [
+      'deploy/postgres/initdb/01-databases.sh',
+      'deploy/temporal/setup-schema.sh',
+      'deploy/temporal/with-db-password.sh',
+      'deploy/policy/serve-with-api-key.sh',
+    ]) {
       expect(await readFile(path.join(root, script), 'utf8'), script).toMatch(/\$\(cat \/run\/secrets\/\w+\)/);
     }
   });
@@ -75,7 +80,9 @@ describe('deploy/secrets/generate.sh', () => {
 
   it('makes every secret compose names, random, URL-safe, in a folder only its owner can enter, and keeps them on a rerun', async () => {
     await promisify(execFile)('sh', [path.join(folder, 'generate.sh')]);
-    const made = Object.fromEntries(await Promise.all(Object.keys(compose.secrets).map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')] as const)));
+    const made = Object.fromEntries(
+      await Promise.all(Object.keys(compose.secrets).map(async (name) => [name, await readFile(path.join(folder, name), 'utf8')] as const)),
+    );
     for (const value of Object.values(made)) expect(value).toMatch(/^[0-9a-f]{64}$/);
     expect(new Set(Object.values(made)).size).toBe(Object.keys(made).length);
     expect((await stat(folder)).mode & 0o777).toBe(0o700);
@@ -86,18 +93,25 @@ describe('deploy/secrets/generate.sh', () => {
   it('is ignored by git, all but the script', async () => {
     const ignore = await readFile(path.join(root, 'deploy/secrets/.gitignore'), 'utf8');
     expect(ignore.split('\n')).toEqual(expect.arrayContaining(['*', '!generate.sh', '!.gitignore']));
-    expect((await readdir(path.join(root, 'deploy/secrets'))).filter((file) => !['generate.sh', '.gitignore'].includes(file) && !(file in compose.secrets))).toEqual([]);
+    expect(
+      (await readdir(path.join(root, 'deploy/secrets'))).filter(
+        (file) => !['generate.sh', '.gitignore'].includes(file) && !(file in compose.secrets),
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('compose healthchecks and pins', () => {
   it('health-checks every long-running service: workers, controller, UI, servers', () => {
-    expect(longRunning.map(([name]) => name)).toEqual(expect.arrayContaining(['ratchet-cpu-worker', 'ratchet-gpu-worker', 'ratchet-controller', 'temporal-ui', 'temporal', 'postgres', 'sglang']));
+    expect(longRunning.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['ratchet-cpu-worker', 'ratchet-gpu-worker', 'ratchet-controller', 'temporal-ui', 'temporal', 'postgres', 'sglang']),
+    );
     for (const [name, { healthcheck }] of longRunning) expect(healthcheck?.test, name).toBeDefined();
   });
 
   it('checks Ratchet processes with `ratchet health`, the GPU worker with its policy server too', () => {
-    for (const name of ['ratchet-cpu-worker', 'ratchet-controller']) expect(services[name]!.healthcheck!.test).toEqual(['CMD', 'node', 'dist/cli/main.js', 'health']);
+    for (const name of ['ratchet-cpu-worker', 'ratchet-controller'])
+      expect(services[name]!.healthcheck!.test).toEqual(['CMD', 'node', 'dist/cli/main.js', 'health']);
     expect(services['ratchet-gpu-worker']!.healthcheck!.test).toEqual(['CMD', 'node', 'dist/cli/main.js', 'health', '--policy']);
   });
 

@@ -107,9 +107,7 @@ const cliType = (sdkType: string) =>
     .split('_')
     .map((word) => word[0]!.toUpperCase() + word.slice(1))
     .join('');
-const searchAttributes: Record<string, string> = Object.fromEntries(
-  RATCHET_SEARCH_ATTRIBUTES.map((key) => [key.name, cliType(key.type)]),
-);
+const searchAttributes: Record<string, string> = Object.fromEntries(RATCHET_SEARCH_ATTRIBUTES.map((key) => [key.name, cliType(key.type)]));
 
 describe('docker-compose.yml', () => {
   it('defines the whole stack as Compose-spec services', () => {
@@ -203,7 +201,8 @@ describe('temporal', () => {
 
   it('runs the server version and config the test suite runs (npm run test:temporal-server), on the databases and role the init script creates', () => {
     expect(service('temporal').image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
-    for (const tool of ['temporal-schema-setup', 'temporal-namespace-setup']) expect(service(tool).image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    for (const tool of ['temporal-schema-setup', 'temporal-namespace-setup'])
+      expect(service(tool).image).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
     const start = scriptRunBy('temporal');
     const configPath = /--config-file (\S+)/.exec(start)?.[1];
     expect(configPath, 'the entrypoint starts temporal-server on a mounted config file').toBeDefined();
@@ -332,7 +331,9 @@ describe('ratchet workers', () => {
   it('read the tokenizer from a volume filled with the served model tokenizer', () => {
     for (const name of workers) {
       const dir = env(name, 'RATCHET_TOKENIZER');
-      const mount = service(name).volumes?.map(interpolate).find((v) => v.split(':')[1] === dir);
+      const mount = service(name)
+        .volumes?.map(interpolate)
+        .find((v) => v.split(':')[1] === dir);
       expect(mount, `${name} mounts nothing at ${dir}`).toBeDefined();
       const volume = mount!.split(':')[0]!;
       expect(service('policy-tokenizer').volumes).toContain(`${volume}:${env('policy-tokenizer', 'RATCHET_TOKENIZER')}`);
@@ -351,8 +352,7 @@ describe('ratchet workers', () => {
 
 describe('Dockerfile', () => {
   const dockerfile = read('Dockerfile');
-  const instruction = (name: string) =>
-    [...dockerfile.matchAll(new RegExp(`^${name}\\s+(.+)$`, 'gm'))].map((m) => m[1]!.trim());
+  const instruction = (name: string) => [...dockerfile.matchAll(new RegExp(`^${name}\\s+(.+)$`, 'gm'))].map((m) => m[1]!.trim());
 
   it('runs the entrypoint file that package.json bin.ratchet names', () => {
     const pkg = JSON.parse(read('package.json')) as { bin: { ratchet: string } };
@@ -384,7 +384,9 @@ describe('Dockerfile', () => {
   });
 
   it('keeps local state and build output out of the build context', () => {
-    const ignored = read('.dockerignore').split('\n').map((line) => line.trim());
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.ratchet', '.git']));
   });
 });

@@ -12,8 +12,13 @@ import { registerStoredMetrics } from '../../src/metrics/stored-metrics.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, { environment?: Record<string, string> }> };
-const prometheus = parse(read('deploy/prometheus/prometheus.yml')) as { scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; port: number }[] }[] };
-const dashboard = JSON.parse(read('deploy/grafana/dashboards/ratchet.json')) as { uid: string; panels: { title: string; datasource: { uid: string }; targets: { expr: string }[] }[] };
+const prometheus = parse(read('deploy/prometheus/prometheus.yml')) as {
+  scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; port: number }[] }[];
+};
+const dashboard = JSON.parse(read('deploy/grafana/dashboards/ratchet.json')) as {
+  uid: string;
+  panels: { title: string; datasource: { uid: string }; targets: { expr: string }[] }[];
+};
 
 async function ratchetMetricNames(): Promise<Set<string>> {
   const stored = new Registry();
@@ -40,7 +45,7 @@ describe('monitoring deployment', () => {
     for (const panel of dashboard.panels) {
       expect(panel.datasource.uid, panel.title).toBe(datasource.datasources[0]!.uid);
       for (const { expr } of panel.targets) {
-        const metrics = (expr.match(/\b(ratchet|temporal)_[a-z_]+/g) ?? []);
+        const metrics = expr.match(/\b(ratchet|temporal)_[a-z_]+/g) ?? [];
         expect(metrics.length, `${panel.title}: ${expr}`).toBeGreaterThan(0);
         for (const metric of metrics.filter((m) => m.startsWith('ratchet_'))) expect(known, `${panel.title}: ${metric}`).toContain(metric);
       }

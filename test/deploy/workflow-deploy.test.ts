@@ -74,7 +74,8 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
     const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
     const run = { runId: prefix, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
     const groups = await client.submit(run, stack.problems.slice(3, 6), {
-      samples: 2, rollout: { turns: 1, maxNewTokens: 60 },
+      samples: 2,
+      rollout: { turns: 1, maxNewTokens: 60 },
       timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
     });
     // Which group the controller admits first is its choice; the other two wait, re-checking.
@@ -82,11 +83,13 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
     let queuedIds: string[] = [];
     await waitFor('plain trajectories mid-turn and queued ones re-checking under release 1', async () => {
       const phases = await Promise.all(plainHandles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
-      const grouped = await Promise.all(groupedIds.map(async (id) => ({
-        id,
-        phase: (await stack.client.workflow.getHandle(id).query<{ phase: string }>('state')).phase,
-        rechecks: (await events(id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
-      })));
+      const grouped = await Promise.all(
+        groupedIds.map(async (id) => ({
+          id,
+          phase: (await stack.client.workflow.getHandle(id).query<{ phase: string }>('state')).phase,
+          rechecks: (await events(id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
+        })),
+      );
       queuedIds = grouped.filter((g) => g.phase === 'queued' && g.rechecks >= 1).map((g) => g.id);
       return { done: phases.every((phase) => phase === 'generating') && queuedIds.length === 4, seen: { phases, grouped } };
     });
@@ -95,25 +98,36 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
     // old release's (release 2 continues as new on its own); every run after them is the current release's.
     await stopRelease1();
     stopRelease1 = undefined;
-    const firstRuns = new Map(await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)));
+    const firstRuns = new Map(
+      await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)),
+    );
     const stopCurrent = await stack.startWorkers();
     stops.push(stopCurrent);
 
     // Queued trajectories now back off and continue as new after three re-checks of the new release.
-    await waitFor('every queued trajectory to continue as new', async () => {
-      const runs = await Promise.all(queuedIds.map(async (id) => (await stack.client.workflow.getHandle(id).describe()).runId));
-      const seen = await Promise.all(queuedIds.map(async (id, i) => ({
-        id, continued: runs[i] !== firstRuns.get(id),
-        last: (await events(id)).slice(-4).map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', '')),
-      })));
-      return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen };
-    }, 90_000);
+    await waitFor(
+      'every queued trajectory to continue as new',
+      async () => {
+        const runs = await Promise.all(queuedIds.map(async (id) => (await stack.client.workflow.getHandle(id).describe()).runId));
+        const seen = await Promise.all(
+          queuedIds.map(async (id, i) => ({
+            id,
+            continued: runs[i] !== firstRuns.get(id),
+            last: (await events(id)).slice(-4).map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', '')),
+          })),
+        );
+        return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen };
+      },
+      90_000,
+    );
     for (let version = 1; version <= groups.length; version++) await publishPolicyVersion(stack.pool, version);
 
     const results = await Promise.all([...plainHandles.map((handle) => handle.result()), ...(await client.wait(groups))]);
     expect(results.map((result) => result.status)).toEqual(results.map(() => 'completed'));
     const rows = await stack.pool.query<{ trajectory_id: string; status: string }>(
-      'SELECT trajectory_id, status FROM trajectories WHERE trajectory_id LIKE $1 ORDER BY trajectory_id', [`${prefix}%`]);
+      'SELECT trajectory_id, status FROM trajectories WHERE trajectory_id LIKE $1 ORDER BY trajectory_id',
+      [`${prefix}%`],
+    );
     const expected = [...plain.map((request) => request.trajectoryId), ...groups.flatMap((group) => group.trajectoryIds)].sort();
     expect(rows.rows.map((row) => row.trajectory_id)).toEqual(expected);
     expect(rows.rows.every((row) => row.status === 'completed')).toBe(true);
@@ -140,14 +154,18 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
       const queues = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
       expect([...new Set(queues)]).toEqual([GPU_TASK_QUEUE]);
-      const { rows: [row] } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
+      const {
+        rows: [row],
+      } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
       expect(row).toEqual({ environment: null });
     } else if (name === 'release 5') {
       // A trajectory mid-turn at the deploy finished the way release 5 ran it: in its environment, unbounded (patch
       // `bounded-environments` is checked only at a run's start), its turns on the queue of the server before.
       const plainEvents = await events(plainHandles[0]!.workflowId);
       expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'stored-outcome']);
-      const { rows: [row] } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
+      const {
+        rows: [row],
+      } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
       expect(row).toEqual({ environment: 'math' });
     } else {
       // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the

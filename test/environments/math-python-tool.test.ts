@@ -30,7 +30,11 @@ describe('the math-python-tool environment', () => {
   it('runs a ```python block and sends back what it printed, as a tool message', async () => {
     const result = await environment.step(task, action(python('print(2**10)')), undefined);
     expect(result).toMatchObject({
-      verdict: 'tool_call', reward: 0, success: false, done: false, predicted: 'print(2**10)',
+      verdict: 'tool_call',
+      reward: 0,
+      success: false,
+      done: false,
+      predicted: 'print(2**10)',
       observations: [{ role: 'tool', content: '1024' }],
       info: { outcome: 'exited', exitCode: 0, signal: null, timedOut: false, truncated: false },
     });
@@ -61,7 +65,13 @@ describe('the math-python-tool environment', () => {
 
   it('gives a reply with neither a program nor an answer no_answer: −1, not done, a reminder of the format', async () => {
     const result = await environment.step(task, action('Hmm, I need to think about this more carefully.'), undefined);
-    expect(result).toMatchObject({ verdict: 'no_answer', reward: -1, success: false, done: false, observations: [{ role: 'user', content: FORMAT_REMINDER }] });
+    expect(result).toMatchObject({
+      verdict: 'no_answer',
+      reward: -1,
+      success: false,
+      done: false,
+      observations: [{ role: 'user', content: FORMAT_REMINDER }],
+    });
   });
 
   it('stops an endless loop at its time limit and says so', async () => {
@@ -112,15 +122,26 @@ describe('the math-python-tool environment', () => {
   it("reads the answer with the run's extraction", async () => {
     const text = 'After all that, I get 1024.';
     expect(await environment.step(task, action(text), undefined)).toMatchObject({ verdict: 'no_answer', done: false });
-    expect(await environment.step({ ...task, answerExtraction: 'math-verify' }, action(text), undefined)).toMatchObject({ verdict: 'correct', reward: 1, done: true });
+    expect(await environment.step({ ...task, answerExtraction: 'math-verify' }, action(text), undefined)).toMatchObject({
+      verdict: 'correct',
+      reward: 1,
+      done: true,
+    });
   });
 
   it("takes a verifier timeout for the machine's on a first attempt, then for the verdict", async () => {
-    const slow = { verify: () => Promise.resolve({ equal: false, status: 'timeout', predicted: '1024', gold: ['1024'], elapsedMs: 3000 }) } as unknown as VerifierPool;
+    const slow = {
+      verify: () => Promise.resolve({ equal: false, status: 'timeout', predicted: '1024', gold: ['1024'], elapsedMs: 3000 }),
+    } as unknown as VerifierPool;
     const timingOut = mathPythonToolEnvironment({ verifier: slow, sandbox });
     const failure = await timingOut.step(task, action('\\boxed{1024}'), undefined).catch((error: unknown) => error);
     expect(failure).toMatchObject({ failureClass: 'infrastructure', failureType: 'VerifierTimeout', retryable: true });
-    expect(await timingOut.step(task, action('\\boxed{1024}', 0, 2), undefined)).toMatchObject({ verdict: 'timeout', reward: -1, success: false, done: true });
+    expect(await timingOut.step(task, action('\\boxed{1024}', 0, 2), undefined)).toMatchObject({
+      verdict: 'timeout',
+      reward: -1,
+      success: false,
+      done: true,
+    });
   });
 
   it('lets a sandbox that cannot run throw SandboxFailure', async () => {
@@ -151,7 +172,10 @@ os._exit(3)`;
   it('changes nothing but the observation text', async () => {
     const result = await forging.step(task, action(python(code)), undefined);
     expect(result).toMatchObject({
-      verdict: 'tool_call', reward: 0, success: false, done: false,
+      verdict: 'tool_call',
+      reward: 0,
+      success: false,
+      done: false,
       info: { outcome: 'exited', exitCode: 3, signal: null, timedOut: false },
     });
     const content = result.observations[0]?.content ?? '';

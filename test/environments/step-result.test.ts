@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { EnvironmentFailure } from '../../src/environments/environment.js';
 import { checkStart, checkStepResult } from '../../src/environments/step-result.js';
 
-const good = { observations: [{ role: 'tool', content: 'Too low.' }], reward: 0, success: false, done: false, verdict: 'too_low', info: { guesses: 1 }, state: { secret: 7 } };
+const good = {
+  observations: [{ role: 'tool', content: 'Too low.' }],
+  reward: 0,
+  success: false,
+  done: false,
+  verdict: 'too_low',
+  info: { guesses: 1 },
+  state: { secret: 7 },
+};
 
 describe('what an environment may answer', () => {
   it('keeps a well-formed step, filling what it may leave out', () => {
@@ -28,10 +36,23 @@ describe('what an environment may answer', () => {
     [{ ...good, state: { at: new Date(0) } }, /step\.state\.at is a Date, not a plain JSON object/],
     [{ ...good, state: { f: () => 1 } }, /step\.state\.f is a function/],
     [{ ...good, state: { n: Number.POSITIVE_INFINITY } }, /step\.state\.n is Infinity, which JSON cannot hold/],
-    [{ ...good, state: (() => { const cycle: Record<string, unknown> = {}; cycle.self = cycle; return cycle; })() }, /step\.state\.self refers back to itself/],
+    [
+      {
+        ...good,
+        state: (() => {
+          const cycle: Record<string, unknown> = {};
+          cycle.self = cycle;
+          return cycle;
+        })(),
+      },
+      /step\.state\.self refers back to itself/,
+    ],
     [{ ...good, state: { board: 'x'.repeat(70_000) } }, /step\.state is 70\d{3} bytes of JSON, over the 65536 a state may hold/],
     [{ ...good, info: { at: new Map() } }, /step\.info\.at is a Map/],
-    [{ ...good, observations: [{ role: 'tool', content: 'x'.repeat(5_000_000) }] }, /step\.observations hold 5000000 characters, over the 524288 a step may add/],
+    [
+      { ...good, observations: [{ role: 'tool', content: 'x'.repeat(5_000_000) }] },
+      /step\.observations hold 5000000 characters, over the 524288 a step may add/,
+    ],
   ])('refuses a malformed step, naming the field (%#)', (value, message) => {
     let thrown: unknown;
     try {
@@ -46,7 +67,10 @@ describe('what an environment may answer', () => {
   });
 
   it('starts from at least one message, or a rendered prompt', () => {
-    expect(checkStart({ messages: [{ role: 'user', content: 'Guess.' }], state: { n: 1 } }, 'reset')).toEqual({ messages: [{ role: 'user', content: 'Guess.' }], state: { n: 1 } });
+    expect(checkStart({ messages: [{ role: 'user', content: 'Guess.' }], state: { n: 1 } }, 'reset')).toEqual({
+      messages: [{ role: 'user', content: 'Guess.' }],
+      state: { n: 1 },
+    });
     expect(checkStart({ renderedPrompt: '<|im_start|>user\nq<|im_end|>\n' }, 'reset')).toEqual({ renderedPrompt: '<|im_start|>user\nq<|im_end|>\n' });
     expect(() => checkStart({ messages: [] }, 'reset')).toThrow(/reset\.messages must hold at least 1 message/);
   });
@@ -54,6 +78,9 @@ describe('what an environment may answer', () => {
   it('says data failures are not retried and infrastructure ones are, unless told otherwise', () => {
     expect(new EnvironmentFailure('x', 'data')).toMatchObject({ failureType: 'EnvironmentDataError', retryable: false });
     expect(new EnvironmentFailure('x', 'infrastructure')).toMatchObject({ failureType: 'EnvironmentError', retryable: true });
-    expect(new EnvironmentFailure('x', 'infrastructure', { failureType: 'VerifierTimeout' })).toMatchObject({ failureType: 'VerifierTimeout', retryable: true });
+    expect(new EnvironmentFailure('x', 'infrastructure', { failureType: 'VerifierTimeout' })).toMatchObject({
+      failureType: 'VerifierTimeout',
+      retryable: true,
+    });
   });
 });

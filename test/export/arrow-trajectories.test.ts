@@ -4,40 +4,113 @@ import { RecordBatchReader, tableFromIPC, type Table } from 'apache-arrow';
 import * as parquet from 'parquet-wasm';
 import { describe, expect, it } from 'vitest';
 import {
-  arrowFileBytes, parquetBytes, TRAJECTORY_COLUMNS, trajectoryTable, writeArrowFile, writeParquetFile,
+  arrowFileBytes,
+  parquetBytes,
+  TRAJECTORY_COLUMNS,
+  trajectoryTable,
+  writeArrowFile,
+  writeParquetFile,
 } from '../../src/export/arrow-trajectories.js';
 import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 
 // Logprobs and rewards chosen so that float32 rounding changes them: the test sees the rounding, not a no-op.
 const seedTwoTurns: ExportedTrajectory = {
-  trajectory_id: 'traj-seed', qid: 'q-π-1', task_id: 5_000_000_000, status: 'completed', layout: 'seed', environment: 'guess-number',
-  packed_input_ids: [1, 2, 3, 10, 11, 1, 2, 3, 10, 11, 20, 30], packed_logprobs: [0, 0, -0.1, -0.2, 0, 0, 0, 0, 0, 0, -0.3],
-  prompt_mask: [true, true, true, false, false, true, true, true, true, true, true, false], seq_no_eos_mask: [false, true],
-  packed_prompts: [1, 2, 3], version_start: [4, 5], version_end: [5, 6], rewards: [0.9, 1.1], birth_time: 1_730_000_000_123,
-  seqlens: [5, 7], prompt_lens: [3, 6], successes: [false, true], raw_rewards: [-0.7, 1.3],
-  token_versions: [-1, -1, -1, 4, 5, -1, -1, -1, 4, 5, -1, 6], end_reason: 'done',
-  temperature: 0.7, top_p: 0.95, top_k: 20, min_p: 0.05, repetition_penalty: 1.1,
+  trajectory_id: 'traj-seed',
+  qid: 'q-π-1',
+  task_id: 5_000_000_000,
+  status: 'completed',
+  layout: 'seed',
+  environment: 'guess-number',
+  packed_input_ids: [1, 2, 3, 10, 11, 1, 2, 3, 10, 11, 20, 30],
+  packed_logprobs: [0, 0, -0.1, -0.2, 0, 0, 0, 0, 0, 0, -0.3],
+  prompt_mask: [true, true, true, false, false, true, true, true, true, true, true, false],
+  seq_no_eos_mask: [false, true],
+  packed_prompts: [1, 2, 3],
+  version_start: [4, 5],
+  version_end: [5, 6],
+  rewards: [0.9, 1.1],
+  birth_time: 1_730_000_000_123,
+  seqlens: [5, 7],
+  prompt_lens: [3, 6],
+  successes: [false, true],
+  raw_rewards: [-0.7, 1.3],
+  token_versions: [-1, -1, -1, 4, 5, -1, -1, -1, 4, 5, -1, 6],
+  end_reason: 'done',
+  temperature: 0.7,
+  top_p: 0.95,
+  top_k: 20,
+  min_p: 0.05,
+  repetition_penalty: 1.1,
 };
 
 const concatOneTurn: ExportedTrajectory = {
-  trajectory_id: 'traj-concat', qid: 'q2', task_id: null, status: 'completed', layout: 'concat', environment: 'math',
-  packed_input_ids: [7, 8, 9, 2_000_000_000], packed_logprobs: [0, 0, -1e-8], prompt_mask: [true, true, true, false],
-  seq_no_eos_mask: [false], packed_prompts: [7, 8, 9], version_start: [0], version_end: [0], rewards: [1], birth_time: 0,
-  seqlens: [4], prompt_lens: [3], successes: [true], raw_rewards: [1], token_versions: [-1, -1, -1, 0], end_reason: 'turns',
-  temperature: 1, top_p: 1, top_k: -1, min_p: 0, repetition_penalty: 1,
+  trajectory_id: 'traj-concat',
+  qid: 'q2',
+  task_id: null,
+  status: 'completed',
+  layout: 'concat',
+  environment: 'math',
+  packed_input_ids: [7, 8, 9, 2_000_000_000],
+  packed_logprobs: [0, 0, -1e-8],
+  prompt_mask: [true, true, true, false],
+  seq_no_eos_mask: [false],
+  packed_prompts: [7, 8, 9],
+  version_start: [0],
+  version_end: [0],
+  rewards: [1],
+  birth_time: 0,
+  seqlens: [4],
+  prompt_lens: [3],
+  successes: [true],
+  raw_rewards: [1],
+  token_versions: [-1, -1, -1, 0],
+  end_reason: 'turns',
+  temperature: 1,
+  top_p: 1,
+  top_k: -1,
+  min_p: 0,
+  repetition_penalty: 1,
 };
 
 const failed: ExportedTrajectory = {
-  trajectory_id: 'traj-failed', qid: 'q3', task_id: 7, status: 'failed', error: 'VerifierTimeout: turn 0', layout: 'seed', environment: null,
-  failure_type: 'VerifierTimeout', failure_class: 'data',
-  packed_input_ids: [], packed_logprobs: [], prompt_mask: [], seq_no_eos_mask: [], packed_prompts: [], version_start: [],
-  version_end: [], rewards: [], birth_time: 1_730_000_000_456, seqlens: [], prompt_lens: [], successes: [], raw_rewards: [],
-  token_versions: [], end_reason: null,
-  temperature: null, top_p: null, top_k: null, min_p: null, repetition_penalty: null,
+  trajectory_id: 'traj-failed',
+  qid: 'q3',
+  task_id: 7,
+  status: 'failed',
+  error: 'VerifierTimeout: turn 0',
+  layout: 'seed',
+  environment: null,
+  failure_type: 'VerifierTimeout',
+  failure_class: 'data',
+  packed_input_ids: [],
+  packed_logprobs: [],
+  prompt_mask: [],
+  seq_no_eos_mask: [],
+  packed_prompts: [],
+  version_start: [],
+  version_end: [],
+  rewards: [],
+  birth_time: 1_730_000_000_456,
+  seqlens: [],
+  prompt_lens: [],
+  successes: [],
+  raw_rewards: [],
+  token_versions: [],
+  end_reason: null,
+  temperature: null,
+  top_p: null,
+  top_k: null,
+  min_p: null,
+  repetition_penalty: null,
 };
 
 const consumedStale: ExportedTrajectory = {
-  ...concatOneTurn, trajectory_id: 'traj-stale', group_id: 'group-a', staleness: 3, stale: true, packed_logprobs: [0, 0, -2.5e-3],
+  ...concatOneTurn,
+  trajectory_id: 'traj-stale',
+  group_id: 'group-a',
+  staleness: 3,
+  stale: true,
+  packed_logprobs: [0, 0, -2.5e-3],
 };
 
 const consumedFresh: ExportedTrajectory = { ...seedTwoTurns, trajectory_id: 'traj-fresh', group_id: 'group-a', staleness: 0, stale: false };
@@ -45,10 +118,19 @@ const consumedFresh: ExportedTrajectory = { ...seedTwoTurns, trajectory_id: 'tra
 const rows = [seedTwoTurns, concatOneTurn, failed, consumedStale, consumedFresh];
 
 const LIST_DTYPES: Record<string, string> = {
-  packed_input_ids: 'List<Int32>', packed_prompts: 'List<Int32>', token_versions: 'List<Int32>', seqlens: 'List<Int32>',
-  prompt_lens: 'List<Int32>', version_start: 'List<Int32>', version_end: 'List<Int32>',
-  packed_logprobs: 'List<Float32>', rewards: 'List<Float32>', raw_rewards: 'List<Float32>',
-  prompt_mask: 'List<Int8>', seq_no_eos_mask: 'List<Int8>', successes: 'List<Int8>',
+  packed_input_ids: 'List<Int32>',
+  packed_prompts: 'List<Int32>',
+  token_versions: 'List<Int32>',
+  seqlens: 'List<Int32>',
+  prompt_lens: 'List<Int32>',
+  version_start: 'List<Int32>',
+  version_end: 'List<Int32>',
+  packed_logprobs: 'List<Float32>',
+  rewards: 'List<Float32>',
+  raw_rewards: 'List<Float32>',
+  prompt_mask: 'List<Int8>',
+  seq_no_eos_mask: 'List<Int8>',
+  successes: 'List<Int8>',
 };
 const VALUE_ARRAYS: Record<string, unknown> = { 'List<Int32>': Int32Array, 'List<Float32>': Float32Array, 'List<Int8>': Int8Array };
 
@@ -77,13 +159,26 @@ function expectRoundTrip(table: Table, expected: readonly ExportedTrajectory[]):
     }
     batchRows.forEach((row, i) => {
       expect(batch.get(i)!.toJSON(), row.trajectory_id).toMatchObject({
-        trajectory_id: row.trajectory_id, qid: row.qid, status: row.status, layout: row.layout, environment: row.environment,
-        end_reason: row.end_reason, error: row.error ?? null, group_id: row.group_id ?? null,
-        failure_type: row.failure_type ?? null, failure_class: row.failure_class ?? null,
-        task_id: row.task_id === null ? null : BigInt(row.task_id), birth_time: BigInt(row.birth_time),
-        staleness: row.staleness ?? null, stale: row.stale ?? null,
+        trajectory_id: row.trajectory_id,
+        qid: row.qid,
+        status: row.status,
+        layout: row.layout,
+        environment: row.environment,
+        end_reason: row.end_reason,
+        error: row.error ?? null,
+        group_id: row.group_id ?? null,
+        failure_type: row.failure_type ?? null,
+        failure_class: row.failure_class ?? null,
+        task_id: row.task_id === null ? null : BigInt(row.task_id),
+        birth_time: BigInt(row.birth_time),
+        staleness: row.staleness ?? null,
+        stale: row.stale ?? null,
         // Float64: a temperature of 0.7 reads back as 0.7, not as float32's 0.699999988.
-        temperature: row.temperature, top_p: row.top_p, top_k: row.top_k, min_p: row.min_p, repetition_penalty: row.repetition_penalty,
+        temperature: row.temperature,
+        top_p: row.top_p,
+        top_k: row.top_k,
+        min_p: row.min_p,
+        repetition_penalty: row.repetition_penalty,
       });
     });
     first += batch.numRows;
@@ -97,7 +192,8 @@ function collector({ slow = false } = {}): { out: Writable; bytes: () => Buffer 
     highWaterMark: slow ? 1 : undefined,
     write(chunk, _encoding, done) {
       chunks.push(chunk);
-      if (slow) setImmediate(done); else done();
+      if (slow) setImmediate(done);
+      else done();
     },
   });
   return { out, bytes: () => Buffer.concat(chunks) };
@@ -126,10 +222,26 @@ describe('trajectoryTable', () => {
     expect(table.schema.metadata.get('ratchet.format_version')).toBe('1');
     const dtypes = Object.fromEntries(table.schema.fields.map((field) => [field.name, String(field.type)]));
     expect(dtypes).toMatchObject({
-      ...LIST_DTYPES, trajectory_id: 'Utf8', qid: 'Utf8', status: 'Utf8', layout: 'Utf8', environment: 'Utf8', end_reason: 'Utf8', error: 'Utf8',
-      failure_type: 'Utf8', failure_class: 'Utf8',
-      group_id: 'Utf8', task_id: 'Int64', birth_time: 'Int64', staleness: 'Int32', stale: 'Bool',
-      temperature: 'Float64', top_p: 'Float64', top_k: 'Int32', min_p: 'Float64', repetition_penalty: 'Float64',
+      ...LIST_DTYPES,
+      trajectory_id: 'Utf8',
+      qid: 'Utf8',
+      status: 'Utf8',
+      layout: 'Utf8',
+      environment: 'Utf8',
+      end_reason: 'Utf8',
+      error: 'Utf8',
+      failure_type: 'Utf8',
+      failure_class: 'Utf8',
+      group_id: 'Utf8',
+      task_id: 'Int64',
+      birth_time: 'Int64',
+      staleness: 'Int32',
+      stale: 'Bool',
+      temperature: 'Float64',
+      top_p: 'Float64',
+      top_k: 'Int32',
+      min_p: 'Float64',
+      repetition_penalty: 'Float64',
     });
     expect(TRAJECTORY_COLUMNS.map((column) => [column.name, column.dtype])).toEqual(Object.entries(dtypes));
   });
@@ -141,7 +253,8 @@ describe('trajectoryTable', () => {
 
   it('matches the column table in docs/trainer-export.md', () => {
     const documented = readFileSync(new URL('../../docs/trainer-export.md', import.meta.url), 'utf8')
-      .split('\n').flatMap((line) => /^\| `(\w+)` \| ([^|]+) \| (.+) \|$/.exec(line)?.slice(1) ?? []);
+      .split('\n')
+      .flatMap((line) => /^\| `(\w+)` \| ([^|]+) \| (.+) \|$/.exec(line)?.slice(1) ?? []);
     const expected = TRAJECTORY_COLUMNS.flatMap((c) => [c.name, `${c.dtype}${c.nullable ? ', nullable' : ''}`, c.meaning]);
     expect(documented).toEqual(expected);
   });
@@ -149,8 +262,20 @@ describe('trajectoryTable', () => {
   it('marks only the optional columns nullable', () => {
     const nullable = TRAJECTORY_COLUMNS.filter((column) => column.nullable).map((column) => column.name);
     expect(nullable).toEqual([
-      'task_id', 'environment', 'end_reason', 'error', 'failure_type', 'failure_class', 'group_id', 'staleness', 'stale',
-      'temperature', 'top_p', 'top_k', 'min_p', 'repetition_penalty',
+      'task_id',
+      'environment',
+      'end_reason',
+      'error',
+      'failure_type',
+      'failure_class',
+      'group_id',
+      'staleness',
+      'stale',
+      'temperature',
+      'top_p',
+      'top_k',
+      'min_p',
+      'repetition_penalty',
     ]);
   });
 });
@@ -172,7 +297,7 @@ describe('arrowFileBytes', () => {
     expect(table.getChild('error')!.get(0)).toBe('VerifierTimeout: turn 0');
   });
 
-  it('carries a failed trajectory\'s type and class, null on completed rows', () => {
+  it("carries a failed trajectory's type and class, null on completed rows", () => {
     const table = tableFromIPC(arrowFileBytes([seedTwoTurns, failed]));
     expect(table.getChild('failure_type')!.toArray()).toEqual([null, 'VerifierTimeout']);
     expect(table.getChild('failure_class')!.toArray()).toEqual([null, 'data']);
@@ -238,7 +363,12 @@ describe('parquet', () => {
     const { out, bytes } = collector();
     expect(await writeParquetFile(rows, out, { rowsPerBatch: 2 })).toBe(5);
     const file = await parquet.ParquetFile.fromFile(new Blob([bytes()]));
-    expect(file.metadata().rowGroups().map((group) => group.numRows())).toEqual([2, 2, 1]);
+    expect(
+      file
+        .metadata()
+        .rowGroups()
+        .map((group) => group.numRows()),
+    ).toEqual([2, 2, 1]);
     expectRoundTrip(readParquetTable(bytes()), rows);
   });
 

@@ -20,5 +20,8 @@ for (const [name, hash] of currentArtefacts()) {
   }
 }
 const sorted = Object.fromEntries(Object.entries(artefacts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-writeFileSync(MANIFEST, `${JSON.stringify({ note: 'sha256 of every frozen artefact: never edit one, add a new migration, release folder or replay history (docs/releases.md)', artefacts: sorted }, null, 2)}\n`);
+writeFileSync(
+  MANIFEST,
+  `${JSON.stringify({ note: 'sha256 of every frozen artefact: never edit one, add a new migration, release folder or replay history (docs/releases.md)', artefacts: sorted }, null, 2)}\n`,
+);
 process.stdout.write(added.length === 0 ? 'nothing new\n' : `added ${added.length}:\n${added.map((name) => `  ${name}\n`).join('')}`);

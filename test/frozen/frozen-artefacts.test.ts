@@ -11,17 +11,25 @@ describe('frozen artefacts', () => {
   const current = currentArtefacts();
 
   it('are as they shipped', () => {
-    const changed = Object.entries(recorded).filter(([name, hash]) => current.has(name) && current.get(name) !== hash).map(([name]) => name);
+    const changed = Object.entries(recorded)
+      .filter(([name, hash]) => current.has(name) && current.get(name) !== hash)
+      .map(([name]) => name);
     expect(changed, `changed: ${changed.join(', ')}; ${NEVER_EDIT}`).toEqual([]);
   });
 
   it('are all still there (one goes only when its release is dropped, with its manifest entry)', () => {
     const missing = Object.keys(recorded).filter((name) => !current.has(name));
-    expect(missing, `missing: ${missing.join(', ')}; ${NEVER_EDIT}. Dropping a release removes its entries by hand, per src/workflows/releases/drop-list.ts`).toEqual([]);
+    expect(
+      missing,
+      `missing: ${missing.join(', ')}; ${NEVER_EDIT}. Dropping a release removes its entries by hand, per src/workflows/releases/drop-list.ts`,
+    ).toEqual([]);
   });
 
   it('each have a recorded checksum', () => {
     const unrecorded = [...current.keys()].filter((name) => !(name in recorded));
-    expect(unrecorded, `not in test/frozen/frozen-artefacts.json: ${unrecorded.join(', ')}; record them with npx vite-node test/frozen/add-frozen-artefacts.ts`).toEqual([]);
+    expect(
+      unrecorded,
+      `not in test/frozen/frozen-artefacts.json: ${unrecorded.join(', ')}; record them with npx vite-node test/frozen/add-frozen-artefacts.ts`,
+    ).toEqual([]);
   });
 });

@@ -40,27 +40,39 @@ export function currentArtefacts(): Map<string, string> {
 
 /** The SQL's lines, trimmed, without blank ones: where it sits and how far it is indented are not the SQL. */
 function sqlAsWritten(sql: string): string {
-  return sql.split('\n').map((line) => line.trim()).filter((line) => line !== '').join('\n');
+  return sql
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join('\n');
 }
 
 /** The one TypeScript file under src/ that contains `marker`. */
 function findSource(marker: string): { file: string; text: string } {
-  const found = filesUnder(path.join(root, 'src')).filter((file) => file.endsWith('.ts'))
+  const found = filesUnder(path.join(root, 'src'))
+    .filter((file) => file.endsWith('.ts'))
     .map((file) => ({ file, text: readFileSync(path.join(root, 'src', file), 'utf8') }))
     .filter(({ text }) => text.includes(marker));
-  if (found.length !== 1) throw new Error(`expected one file under src/ with "${marker}", found ${found.length}: ${found.map(({ file }) => file).join(', ')}`);
+  if (found.length !== 1)
+    throw new Error(`expected one file under src/ with "${marker}", found ${found.length}: ${found.map(({ file }) => file).join(', ')}`);
   return found[0]!;
 }
 
 function statementsBelowImports({ file, text }: { file: string; text: string }): string {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
-  return source.statements.filter((statement) => !ts.isImportDeclaration(statement)).map((statement) => statement.getFullText(source)).join('').trimStart();
+  return source.statements
+    .filter((statement) => !ts.isImportDeclaration(statement))
+    .map((statement) => statement.getFullText(source))
+    .join('')
+    .trimStart();
 }
 
 /** Paths relative to `dir`, with `/`, sorted. */
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())
-    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/')).sort();
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort();
 }
 
 export function readManifest(): Record<string, string> {

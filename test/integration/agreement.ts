@@ -29,36 +29,53 @@ export function allCompleted(n: number): Agreement {
  * `RolloutClient`, else the workflow's own result) and the rows stored under `prefix`.
  */
 export async function agreementOf(
-  client: Client, trajectoryIds: readonly string[], rows: readonly ExportedTrajectory[], results?: readonly TrajectoryResult[],
+  client: Client,
+  trajectoryIds: readonly string[],
+  rows: readonly ExportedTrajectory[],
+  results?: readonly TrajectoryResult[],
 ): Promise<Agreement> {
   const agreement: Agreement = { trajectories: trajectoryIds.length, temporal: {}, results: {}, rows: {}, disagreements: [] };
-  const count = (counts: Record<string, number>, key: string) => { counts[key] = (counts[key] ?? 0) + 1; };
+  const count = (counts: Record<string, number>, key: string) => {
+    counts[key] = (counts[key] ?? 0) + 1;
+  };
   const rowOf = new Map(rows.map((row) => [row.trajectory_id, row]));
   const resultOf = new Map(results?.map((result) => [result.trajectoryId, result]));
   const submitted = new Set(trajectoryIds);
   for (const row of rows) if (!submitted.has(row.trajectory_id)) count(agreement.rows, 'extra');
   if (rows.length !== rowOf.size) agreement.rows.extra = (agreement.rows.extra ?? 0) + rows.length - rowOf.size;
 
-  await Promise.all(trajectoryIds.map(async (id) => {
-    const handle = client.workflow.getHandle(id);
-    const { status } = await handle.describe();
-    // Temporal's word on a failure is the workflow's failure details; the client's result is read apart from it.
-    const own = status.name === 'RUNNING' ? undefined
-      : await handle.result().then((result: TrajectoryResult) => result, (error: unknown) => failedResult({ trajectoryId: id, qid: '', problem: '', gold: [] }, error));
-    const result: Pick<TrajectoryResult, 'failureType' | 'failureClass'> & { status: string } = resultOf.get(id) ?? own ?? { status: 'running' };
-    const row = rowOf.get(id);
-    count(agreement.temporal, status.name);
-    count(agreement.results, outcome(result.status, result.failureType, result.failureClass));
-    count(agreement.rows, row ? outcome(row.status, row.failure_type, row.failure_class) : 'missing');
-    const told = {
-      temporal: status.name === 'COMPLETED' ? 'completed' : status.name === 'FAILED' ? outcome('failed', own?.failureType, own?.failureClass) : status.name,
-      result: outcome(result.status, result.failureType, result.failureClass),
-      row: row ? outcome(row.status, row.failure_type, row.failure_class) : 'no row',
-    };
-    if (told.temporal !== told.result || told.result !== told.row) {
-      agreement.disagreements.push(`${id}: ${Object.entries(told).map(([where, what]) => `${where} ${what}`).join(', ')}`);
-    }
-  }));
+  await Promise.all(
+    trajectoryIds.map(async (id) => {
+      const handle = client.workflow.getHandle(id);
+      const { status } = await handle.describe();
+      // Temporal's word on a failure is the workflow's failure details; the client's result is read apart from it.
+      const own =
+        status.name === 'RUNNING'
+          ? undefined
+          : await handle.result().then(
+              (result: TrajectoryResult) => result,
+              (error: unknown) => failedResult({ trajectoryId: id, qid: '', problem: '', gold: [] }, error),
+            );
+      const result: Pick<TrajectoryResult, 'failureType' | 'failureClass'> & { status: string } = resultOf.get(id) ?? own ?? { status: 'running' };
+      const row = rowOf.get(id);
+      count(agreement.temporal, status.name);
+      count(agreement.results, outcome(result.status, result.failureType, result.failureClass));
+      count(agreement.rows, row ? outcome(row.status, row.failure_type, row.failure_class) : 'missing');
+      const told = {
+        temporal:
+          status.name === 'COMPLETED' ? 'completed' : status.name === 'FAILED' ? outcome('failed', own?.failureType, own?.failureClass) : status.name,
+        result: outcome(result.status, result.failureType, result.failureClass),
+        row: row ? outcome(row.status, row.failure_type, row.failure_class) : 'no row',
+      };
+      if (told.temporal !== told.result || told.result !== told.row) {
+        agreement.disagreements.push(
+          `${id}: ${Object.entries(told)
+            .map(([where, what]) => `${where} ${what}`)
+            .join(', ')}`,
+        );
+      }
+    }),
+  );
   agreement.disagreements.sort();
   return agreement;
 }

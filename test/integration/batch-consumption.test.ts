@@ -37,20 +37,29 @@ async function finishedRun(runId: string, groups: number, offset: number): Promi
 describe('exactly-once batch consumption', () => {
   it('hands each group to exactly one of several concurrent consumers, whole, oldest birth_time first', async () => {
     const run = await finishedRun('concurrent', 16, 0);
-    const consumers = await Promise.all([1, 2, 3].map(async (n) => {
-      const pool = await openDatabase(stack.databaseUrl, { max: 2 });
-      return { name: `c${n}`, pool, client: RolloutClient.fromConnections(stack.client, pool, stack.databaseUrl), batches: [] as { groupIds: string[]; birthTimes: number[] }[] };
-    }));
-    await Promise.all(consumers.map(async (consumer) => {
-      for (;;) {
-        const batch = await consumer.client.consume(run.runId, 2, { consumer: consumer.name, waitMs: 0 });
-        if (!batch) return;
-        // Whole groups: both samples of every group, and nothing else.
-        expect(batch.rows.map((row) => row.group_id).sort()).toEqual(batch.groupIds.flatMap((id) => [id, id]).sort());
-        consumer.batches.push({ groupIds: batch.groupIds, birthTimes: batch.rows.map((row) => row.birth_time) });
-        await consumer.client.ack(batch.batchId);
-      }
-    }));
+    const consumers = await Promise.all(
+      [1, 2, 3].map(async (n) => {
+        const pool = await openDatabase(stack.databaseUrl, { max: 2 });
+        return {
+          name: `c${n}`,
+          pool,
+          client: RolloutClient.fromConnections(stack.client, pool, stack.databaseUrl),
+          batches: [] as { groupIds: string[]; birthTimes: number[] }[],
+        };
+      }),
+    );
+    await Promise.all(
+      consumers.map(async (consumer) => {
+        for (;;) {
+          const batch = await consumer.client.consume(run.runId, 2, { consumer: consumer.name, waitMs: 0 });
+          if (!batch) return;
+          // Whole groups: both samples of every group, and nothing else.
+          expect(batch.rows.map((row) => row.group_id).sort()).toEqual(batch.groupIds.flatMap((id) => [id, id]).sort());
+          consumer.batches.push({ groupIds: batch.groupIds, birthTimes: batch.rows.map((row) => row.birth_time) });
+          await consumer.client.ack(batch.batchId);
+        }
+      }),
+    );
     await Promise.all(consumers.map((consumer) => consumer.pool.end()));
 
     const handedOut = consumers.flatMap((consumer) => consumer.batches.flatMap((batch) => batch.groupIds));
@@ -64,7 +73,7 @@ describe('exactly-once batch consumption', () => {
     expect(await client.status(run.runId)).toMatchObject({ consumed: 16, unconsumed: 0 });
   });
 
-  it('re-delivers a killed consumer\'s batch after its lease, and refuses the dead consumer\'s late acknowledgement', async () => {
+  it("re-delivers a killed consumer's batch after its lease, and refuses the dead consumer's late acknowledgement", async () => {
     const run = await finishedRun('lease', 4, 16);
     // A consumer in its own process claims a batch, then is killed before acknowledging it.
     const script = `
@@ -118,7 +127,9 @@ describe('exactly-once batch consumption', () => {
   it('flags trajectories older than the bound as stale at hand-out, keeps them and counts them', async () => {
     const run: RunConfig = { runId: 'stale', maxHeadOffpolicyness: 1, batchSize: 2, maxConcurrent: 8 };
     await client.wait(await client.submit(run, stack.problems.slice(22, 24), { samples: 2, rollout: { turns: 1 } }));
-    const { rows: [{ version }] } = await stack.pool.query('SELECT coalesce(max(version), 0) AS version FROM policy_versions');
+    const {
+      rows: [{ version }],
+    } = await stack.pool.query('SELECT coalesce(max(version), 0) AS version FROM policy_versions');
     await publishPolicyVersion(stack.pool, version + 3);
     const batch = await client.consume(run.runId, 2, { waitMs: 30_000 });
     expect(batch!.rows).toHaveLength(4);

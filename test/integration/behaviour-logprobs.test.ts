@@ -18,7 +18,10 @@ let stopCpuWorker: () => Promise<void>;
 beforeAll(async () => {
   stack = await startTestStack({ tokensPerSecond: 2_000 });
   rawPolicy = await startSimulatedPolicy(stack.tokenizer, new AnswerBook(stack.problems), {
-    ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 2_000, logprobs: 'raw',
+    ...DEFAULT_SIMULATED_POLICY,
+    faults: NO_FAULTS,
+    tokensPerSecond: 2_000,
+    logprobs: 'raw',
   });
   stopCpuWorker = await stack.startWorkers({ gpu: false });
 });

@@ -22,9 +22,13 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
-const row = async (trajectoryId: string) => (await stack.pool.query<{ status: string; failure_type: string; failure_class: string; error: string }>(
-  'SELECT status, failure_type, failure_class, error FROM trajectories WHERE trajectory_id = $1', [trajectoryId])).rows[0];
+const row = async (trajectoryId: string) =>
+  (
+    await stack.pool.query<{ status: string; failure_type: string; failure_class: string; error: string }>(
+      'SELECT status, failure_type, failure_class, error FROM trajectories WHERE trajectory_id = $1',
+      [trajectoryId],
+    )
+  ).rows[0];
 
 describe('a trajectory whose workflow is closed from outside Ratchet', () => {
   it('is recorded as failed (WorkflowClosed), so its group finishes and the run admits the next group', { timeout: 120_000 }, async () => {
@@ -35,7 +39,7 @@ describe('a trajectory whose workflow is closed from outside Ratchet', () => {
     const [first, second] = groups.map((group) => group.trajectoryIds);
 
     // The first group is admitted and generating; the second waits for it.
-    await until(async () => (await stack.pool.query("SELECT 1 FROM turn_checkpoints WHERE trajectory_id = $1", [first![0]])).rowCount! > 0, 60_000);
+    await until(async () => (await stack.pool.query('SELECT 1 FROM turn_checkpoints WHERE trajectory_id = $1', [first![0]])).rowCount! > 0, 60_000);
     await stack.client.workflow.getHandle(first![0]!).terminate('an operator stopped it');
 
     await until(async () => (await row(first![0]!)) !== undefined, 30_000);
@@ -45,15 +49,21 @@ describe('a trajectory whose workflow is closed from outside Ratchet', () => {
 
     // Its sibling finishes the group; the run goes on to the second group, which completes.
     for (const id of [first![1]!, ...second!]) await until(async () => (await row(id))?.status === 'completed', 90_000);
-    const { rows: [group] } = await stack.pool.query<{ finished: number; completed: number }>(
-      'SELECT finished, completed FROM rollout_groups WHERE group_id = $1', [groups[0]!.groupId]);
+    const {
+      rows: [group],
+    } = await stack.pool.query<{ finished: number; completed: number }>('SELECT finished, completed FROM rollout_groups WHERE group_id = $1', [
+      groups[0]!.groupId,
+    ]);
     expect(group).toEqual({ finished: 2, completed: 1 });
   });
 
   it('is recorded once, however many sweeps see it, and a trajectory outside any group gets its row too', { timeout: 60_000 }, async () => {
     const [request] = trajectoryRequests('lone', stack.problems.slice(2, 3), 1, { turns: 1 });
     const { handle } = await submitTrajectory(stack.client, request!);
-    await until(async () => (await stack.pool.query('SELECT 1 FROM trajectory_prompts WHERE trajectory_id = $1', [request!.trajectoryId])).rowCount! > 0, 30_000);
+    await until(
+      async () => (await stack.pool.query('SELECT 1 FROM trajectory_prompts WHERE trajectory_id = $1', [request!.trajectoryId])).rowCount! > 0,
+      30_000,
+    );
     await handle.terminate();
     await until(async () => (await row(request!.trajectoryId)) !== undefined, 30_000);
     expect(await row(request!.trajectoryId)).toMatchObject({ status: 'failed', failure_type: 'WorkflowClosed' });

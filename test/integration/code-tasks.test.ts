@@ -36,7 +36,8 @@ describe('a dataset mixing math and code problems', () => {
     // Code turns carry code verdicts, and the stored text of a correct one holds the code that ran.
     const codeQids = new Set(code.map((problem) => problem.qid));
     const { rows: turns } = await stack.pool.query<{ qid: string; verdict: string; extracted_answer: string | null }>(
-      `SELECT t.qid, x.verdict, x.extracted_answer FROM turn_texts x JOIN trajectories t USING (trajectory_id) WHERE t.trajectory_id LIKE 'mixed/%'`);
+      `SELECT t.qid, x.verdict, x.extracted_answer FROM turn_texts x JOIN trajectories t USING (trajectory_id) WHERE t.trajectory_id LIKE 'mixed/%'`,
+    );
     const codeTurns = turns.filter((turn) => codeQids.has(turn.qid));
     expect(codeTurns).toHaveLength(code.length * 2);
     expect(codeTurns.some((turn) => turn.verdict === 'correct')).toBe(true);

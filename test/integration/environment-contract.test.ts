@@ -55,7 +55,10 @@ async function serveEnvironment(python: string, spec: string): Promise<ChildProc
     };
     child.stdout!.on('data', seen);
     child.stderr!.on('data', seen);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${spec} exited (${code}) before serving: ${output}`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${spec} exited (${code}) before serving: ${output}`));
+    });
   });
   return child;
 }
@@ -79,7 +82,7 @@ interface Kind {
 
 const KINDS: Kind[] = [
   { kind: 'a built-in (math)', environment: 'math', game: false },
-  { kind: 'a user\'s TypeScript module', environment: 'count-game-ts', game: true },
+  { kind: "a user's TypeScript module", environment: 'count-game-ts', game: true },
   { kind: 'a Python environment (`ratchet-env serve`)', environment: 'count-game-py', game: true },
 ];
 
@@ -93,24 +96,40 @@ interface Fault {
 
 const LANGUAGES: { language: string; environment: string; faults: Fault[] }[] = [
   {
-    language: 'TypeScript', environment: 'count-game-ts', faults: [
+    language: 'TypeScript',
+    environment: 'count-game-ts',
+    faults: [
       { fault: 'bigint', failureType: 'EnvironmentDataError', failureClass: 'data', names: /state\.count is a bigint/ },
       { fault: 'date', failureType: 'EnvironmentDataError', failureClass: 'data', names: /state\.at is a Date/ },
       { fault: 'cycle', failureType: 'EnvironmentDataError', failureClass: 'data', names: /state\.self refers back to itself/ },
     ],
   },
   {
-    language: 'Python', environment: 'count-game-py', faults: [
+    language: 'Python',
+    environment: 'count-game-py',
+    faults: [
       { fault: 'set', failureType: 'EnvironmentDataError', failureClass: 'data', names: /self\.seen is a builtins\.set/ },
       { fault: 'tuple', failureType: 'EnvironmentDataError', failureClass: 'data', names: /self\.seen is a tuple/ },
     ],
   },
 ];
 
-function request(run: string, problem: Problem, environment: string, args: { [key: string]: JsonValue }, options: TrajectoryRequest['options'], timeouts?: TrajectoryRequest['timeouts']): TrajectoryRequest {
-  return trajectoryRequest({ ...problem, environment, environmentArgs: args }, {
-    trajectoryId: trajectoryId(run, problem.qid, 0), options, ...(timeouts ? { timeouts } : {}),
-  });
+function request(
+  run: string,
+  problem: Problem,
+  environment: string,
+  args: { [key: string]: JsonValue },
+  options: TrajectoryRequest['options'],
+  timeouts?: TrajectoryRequest['timeouts'],
+): TrajectoryRequest {
+  return trajectoryRequest(
+    { ...problem, environment, environmentArgs: args },
+    {
+      trajectoryId: trajectoryId(run, problem.qid, 0),
+      options,
+      ...(timeouts ? { timeouts } : {}),
+    },
+  );
 }
 
 async function timed(submitted: TrajectoryRequest): Promise<{ result: TrajectoryResult; seconds: number }> {
@@ -129,7 +148,8 @@ beforeAll(async () => {
   const once: TrajectoryRequest['options'] = { turns: 2 };
   faults = new Map();
   for (const { language, environment, faults: nonJson } of LANGUAGES) {
-    const submit = (fault: string, timeouts?: TrajectoryRequest['timeouts']) => faults.set(`${language}/${fault}`, timed(request(`fault-${fault}-${environment}`, problem, environment, { fault }, once, timeouts)));
+    const submit = (fault: string, timeouts?: TrajectoryRequest['timeouts']) =>
+      faults.set(`${language}/${fault}`, timed(request(`fault-${fault}-${environment}`, problem, environment, { fault }, once, timeouts)));
     submit('throw');
     submit('hang', { environmentStepSeconds: HANG_SECONDS });
     submit('huge');
@@ -146,15 +166,22 @@ afterAll(async () => {
 });
 
 /** The contract's checks on a run's rows, against Temporal and the stored steps; the stored steps for the caller's own. */
-async function expectContract(run: string, submitted: readonly TrajectoryRequest[], results: readonly TrajectoryResult[], environment: string): Promise<ExportedTrajectory[]> {
+async function expectContract(
+  run: string,
+  submitted: readonly TrajectoryRequest[],
+  results: readonly TrajectoryResult[],
+  environment: string,
+): Promise<ExportedTrajectory[]> {
   expect(results.map((r) => r.status)).toEqual(submitted.map(() => 'completed'));
   const rows = await stack.exported(`${run}/`, { includeFailed: true });
   // Exactly once: one row per trajectory, one stored turn per turn, one closed workflow per id.
   expect(rows.map((r) => r.trajectory_id).sort()).toEqual(submitted.map((r) => r.trajectoryId).sort());
-  const { rows: [counts] } = await stack.pool.query(
-    'SELECT count(*)::int AS turns, count(DISTINCT (trajectory_id, turn))::int AS distinct_turns, '
-    + '(SELECT count(*)::int FROM monitor_records WHERE trajectory_id LIKE $1) AS monitored, '
-    + '(SELECT count(*)::int FROM turn_outputs WHERE trajectory_id LIKE $1) AS leftovers FROM turn_texts WHERE trajectory_id LIKE $1',
+  const {
+    rows: [counts],
+  } = await stack.pool.query(
+    'SELECT count(*)::int AS turns, count(DISTINCT (trajectory_id, turn))::int AS distinct_turns, ' +
+      '(SELECT count(*)::int FROM monitor_records WHERE trajectory_id LIKE $1) AS monitored, ' +
+      '(SELECT count(*)::int FROM turn_outputs WHERE trajectory_id LIKE $1) AS leftovers FROM turn_texts WHERE trajectory_id LIKE $1',
     [`${run}/%`],
   );
   const turns = rows.reduce((n, r) => n + r.seqlens.length, 0);
@@ -170,7 +197,9 @@ async function expectContract(run: string, submitted: readonly TrajectoryRequest
     const own = steps.map((s) => s.step!.success);
     // Success is the environment's own, in the row and in the monitor records.
     expect(row.successes).toEqual(own);
-    const { rows: monitor } = await stack.pool.query('SELECT success, verdict FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]);
+    const { rows: monitor } = await stack.pool.query('SELECT success, verdict FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [
+      row.trajectory_id,
+    ]);
     expect(monitor).toEqual(steps.map((s, t) => ({ success: own[t], verdict: s.verdict })));
     const last = steps.at(-1)!.step!;
     const earlyStop = submitted.find((r) => r.trajectoryId === row.trajectory_id)!.options?.earlyStop === true;
@@ -182,45 +211,56 @@ async function expectContract(run: string, submitted: readonly TrajectoryRequest
 }
 
 describe.each(KINDS)('the environment contract: $kind', ({ environment, game }) => {
-  it('completes each trajectory exactly once; observations with their roles, rewards, success and the episode\'s end are the environment\'s', { timeout: 60_000 }, async () => {
-    const run = `contract-${environment}`;
-    const [first, second, third] = stack.problems;
-    const submitted = [
-      // Solved (label `solved`) at turn 1, done at turn 2: three turns, ended by the environment.
-      request(run, first!, environment, { solveAt: 1, doneAt: 2 }, { turns: 4 }),
-      // Solved at turn 1 under early stop: two turns.
-      request(run, second!, environment, { solveAt: 1 }, { turns: 3, earlyStop: true }),
-      // Never solved, never done: the turn limit ends it.
-      request(run, third!, environment, {}, { turns: 2 }),
-    ];
-    const results = await runRollouts(stack.client, submitted);
-    const rows = await expectContract(run, submitted, results, environment);
-    const byQid = (problem: Problem) => rows.find((r) => r.qid === problem.qid)!;
-    if (game) {
-      for (const row of rows) {
-        const args = submitted.find((r) => r.trajectoryId === row.trajectory_id)!.environmentArgs!;
-        const steps = await storedSteps(stack.pool, row.trajectory_id);
-        // Every step exactly as the game answered it: observations (roles alternate tool, user), reward, verdict, info.
-        const expected = steps.map((_, t) => countStep(args, t, t));
-        expect(steps.map((s) => s.step!.observations)).toEqual(expected.map((e) => e.observations));
-        expect(row.raw_rewards).toEqual(expected.map((e) => e.reward));
-        expect(steps.map((s) => s.verdict)).toEqual(expected.map((e) => e.verdict));
-        expect(steps.map((s) => s.step!.info)).toEqual(expected.map((e) => e.info));
-        expect(row.successes).toEqual(expected.map((e) => e.success));
+  it(
+    "completes each trajectory exactly once; observations with their roles, rewards, success and the episode's end are the environment's",
+    { timeout: 60_000 },
+    async () => {
+      const run = `contract-${environment}`;
+      const [first, second, third] = stack.problems;
+      const submitted = [
+        // Solved (label `solved`) at turn 1, done at turn 2: three turns, ended by the environment.
+        request(run, first!, environment, { solveAt: 1, doneAt: 2 }, { turns: 4 }),
+        // Solved at turn 1 under early stop: two turns.
+        request(run, second!, environment, { solveAt: 1 }, { turns: 3, earlyStop: true }),
+        // Never solved, never done: the turn limit ends it.
+        request(run, third!, environment, {}, { turns: 2 }),
+      ];
+      const results = await runRollouts(stack.client, submitted);
+      const rows = await expectContract(run, submitted, results, environment);
+      const byQid = (problem: Problem) => rows.find((r) => r.qid === problem.qid)!;
+      if (game) {
+        for (const row of rows) {
+          const args = submitted.find((r) => r.trajectoryId === row.trajectory_id)!.environmentArgs!;
+          const steps = await storedSteps(stack.pool, row.trajectory_id);
+          // Every step exactly as the game answered it: observations (roles alternate tool, user), reward, verdict, info.
+          const expected = steps.map((_, t) => countStep(args, t, t));
+          expect(steps.map((s) => s.step!.observations)).toEqual(expected.map((e) => e.observations));
+          expect(row.raw_rewards).toEqual(expected.map((e) => e.reward));
+          expect(steps.map((s) => s.verdict)).toEqual(expected.map((e) => e.verdict));
+          expect(steps.map((s) => s.step!.info)).toEqual(expected.map((e) => e.info));
+          expect(row.successes).toEqual(expected.map((e) => e.success));
+        }
+        expect([byQid(first!), byQid(second!), byQid(third!)].map((r) => [r.end_reason, r.successes])).toEqual([
+          ['done', [false, true, false]],
+          ['early_stop', [false, true]],
+          ['turns', [false, false]],
+        ]);
+        // A success whose label is not `correct` counts: in the row (above), the monitor records and the run's aggregates.
+        const { rows: solved } = await stack.pool.query(
+          "SELECT count(*)::int AS n FROM monitor_records WHERE trajectory_id LIKE $1 AND verdict = 'solved' AND success",
+          [`${run}/%`],
+        );
+        expect(solved[0]!.n).toBe(2);
+      } else {
+        // The simulated policy answers turn 0 wrong and turn 1 right: math's `correct` is its success.
+        expect([byQid(first!), byQid(second!), byQid(third!)].map((r) => [r.end_reason, r.successes])).toEqual([
+          ['turns', [false, true, true, true]],
+          ['early_stop', [false, true]],
+          ['turns', [false, true]],
+        ]);
       }
-      expect([byQid(first!), byQid(second!), byQid(third!)].map((r) => [r.end_reason, r.successes])).toEqual([
-        ['done', [false, true, false]], ['early_stop', [false, true]], ['turns', [false, false]],
-      ]);
-      // A success whose label is not `correct` counts: in the row (above), the monitor records and the run's aggregates.
-      const { rows: solved } = await stack.pool.query("SELECT count(*)::int AS n FROM monitor_records WHERE trajectory_id LIKE $1 AND verdict = 'solved' AND success", [`${run}/%`]);
-      expect(solved[0]!.n).toBe(2);
-    } else {
-      // The simulated policy answers turn 0 wrong and turn 1 right: math's `correct` is its success.
-      expect([byQid(first!), byQid(second!), byQid(third!)].map((r) => [r.end_reason, r.successes])).toEqual([
-        ['turns', [false, true, true, true]], ['early_stop', [false, true]], ['turns', [false, true]],
-      ]);
-    }
-  });
+    },
+  );
 });
 
 async function fault(key: string): Promise<{ result: TrajectoryResult; seconds: number; row: ExportedTrajectory }> {
@@ -245,7 +285,9 @@ function eventSeconds(event: temporal.api.history.v1.IHistoryEvent): number {
 /** Seconds from the last generation's completion to the workflow's failure (its failure recorded), by the events' own times. */
 async function secondsAfterGeneration(id: string): Promise<number> {
   const events = (await stack.client.workflow.getHandle(id).fetchHistory()).events ?? [];
-  const generates = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'generate').map((e) => Number(e.eventId)));
+  const generates = new Set(
+    events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'generate').map((e) => Number(e.eventId)),
+  );
   const generated = events.filter((e) => generates.has(Number(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? -1))).at(-1)!;
   const failed = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED)!;
   return eventSeconds(failed) - eventSeconds(generated);
@@ -260,37 +302,49 @@ describe.each(LANGUAGES)('environment faults in $language', ({ language, faults:
     console.log(`${language} throw → EnvironmentError in ${seconds.toFixed(1)} s`);
   });
 
-  it(`a step that never answers fails typed EnvironmentTimeout within the documented bound (${HANG_BOUND_S} s at ${HANG_SECONDS} s a step)`, { timeout: 90_000 }, async () => {
-    const { result, seconds } = await fault(`${language}/hang`);
-    expect(result).toMatchObject({ status: 'failed', failureType: 'EnvironmentTimeout', failureClass: 'infrastructure' });
-    expect(result.error).toMatch(/environmentStepSeconds/);
-    // From the turn's generation to the failure (Temporal's clock): five deadlines passed, and no more than the bound
-    // (3 s for scheduling the attempts and recording the failure on a busy machine; 20.2–20.4 s measured on 2 cores).
-    // From submission: the stack's own steps and the first turn's generation too.
-    const stepSeconds = await secondsAfterGeneration(result.trajectoryId);
-    expect(stepSeconds).toBeGreaterThanOrEqual(ENVIRONMENT_ATTEMPTS * HANG_SECONDS);
-    expect(stepSeconds).toBeLessThanOrEqual(HANG_BOUND_S + 3);
-    expect(seconds).toBeLessThan(HANG_BOUND_S + 15);
-    console.log(`${language} hang → EnvironmentTimeout ${stepSeconds.toFixed(1)} s after the turn's generation, ${seconds.toFixed(1)} s after submission (bound ${HANG_BOUND_S} s)`);
-  });
+  it(
+    `a step that never answers fails typed EnvironmentTimeout within the documented bound (${HANG_BOUND_S} s at ${HANG_SECONDS} s a step)`,
+    { timeout: 90_000 },
+    async () => {
+      const { result, seconds } = await fault(`${language}/hang`);
+      expect(result).toMatchObject({ status: 'failed', failureType: 'EnvironmentTimeout', failureClass: 'infrastructure' });
+      expect(result.error).toMatch(/environmentStepSeconds/);
+      // From the turn's generation to the failure (Temporal's clock): five deadlines passed, and no more than the bound
+      // (3 s for scheduling the attempts and recording the failure on a busy machine; 20.2–20.4 s measured on 2 cores).
+      // From submission: the stack's own steps and the first turn's generation too.
+      const stepSeconds = await secondsAfterGeneration(result.trajectoryId);
+      expect(stepSeconds).toBeGreaterThanOrEqual(ENVIRONMENT_ATTEMPTS * HANG_SECONDS);
+      expect(stepSeconds).toBeLessThanOrEqual(HANG_BOUND_S + 3);
+      expect(seconds).toBeLessThan(HANG_BOUND_S + 15);
+      console.log(
+        `${language} hang → EnvironmentTimeout ${stepSeconds.toFixed(1)} s after the turn's generation, ${seconds.toFixed(1)} s after submission (bound ${HANG_BOUND_S} s)`,
+      );
+    },
+  );
 
-  it.each(nonJson)('a state that is not JSON ($fault) fails typed EnvironmentDataError at once, naming the field', { timeout: 60_000 }, async ({ fault: which, failureType, failureClass, names }) => {
-    const { result, seconds } = await fault(`${language}/${which}`);
-    expect(result).toMatchObject({ status: 'failed', failureType, failureClass });
-    expect(result.error).toMatch(names);
-    expect(await attempts(result)).toBe(1);
-    console.log(`${language} ${which} state → EnvironmentDataError in ${seconds.toFixed(1)} s`);
-  });
+  it.each(nonJson)(
+    'a state that is not JSON ($fault) fails typed EnvironmentDataError at once, naming the field',
+    { timeout: 60_000 },
+    async ({ fault: which, failureType, failureClass, names }) => {
+      const { result, seconds } = await fault(`${language}/${which}`);
+      expect(result).toMatchObject({ status: 'failed', failureType, failureClass });
+      expect(result.error).toMatch(names);
+      expect(await attempts(result)).toBe(1);
+      console.log(`${language} ${which} state → EnvironmentDataError in ${seconds.toFixed(1)} s`);
+    },
+  );
 
   it('a 5 MB observation fails typed EnvironmentDataError at once, naming its size, and stores nothing of it', { timeout: 60_000 }, async () => {
     const { result, seconds } = await fault(`${language}/huge`);
     expect(result).toMatchObject({ status: 'failed', failureType: 'EnvironmentDataError', failureClass: 'data' });
     expect(result.error).toMatch(new RegExp(`${5 * 1024 * 1024} characters.*${MAX_OBSERVATION_CHARS}`));
     expect(await attempts(result)).toBe(1);
-    const { rows: [stored] } = await stack.pool.query(
-      'SELECT (SELECT coalesce(sum(octet_length(t::text)), 0)::int FROM turn_texts t WHERE trajectory_id = $1) '
-      + '+ (SELECT coalesce(sum(octet_length(t::text)), 0)::int FROM turn_outputs t WHERE trajectory_id = $1) '
-      + '+ (SELECT coalesce(sum(octet_length(t::text)), 0)::int FROM trajectories t WHERE trajectory_id = $1) AS bytes',
+    const {
+      rows: [stored],
+    } = await stack.pool.query(
+      'SELECT (SELECT coalesce(sum(octet_length(t::text)), 0)::int FROM turn_texts t WHERE trajectory_id = $1) ' +
+        '+ (SELECT coalesce(sum(octet_length(t::text)), 0)::int FROM turn_outputs t WHERE trajectory_id = $1) ' +
+        '+ (SELECT coalesce(sum(octet_length(t::text)), 0)::int FROM trajectories t WHERE trajectory_id = $1) AS bytes',
       [result.trajectoryId],
     );
     expect(stored.bytes).toBeLessThan(64 * 1024);
@@ -310,7 +364,9 @@ describe('an environment nothing runs or serves', () => {
   it('a client that runs the CPU worker itself refuses the name before submitting, naming only what nothing serves', async () => {
     const local = [...BUILT_IN_ENVIRONMENTS, 'count-game-ts'];
     await expect(checkEnvironmentsServed(stack.client, ['math', 'count-game-ts', 'count-game-py'], local)).resolves.toBeUndefined();
-    const refused = await checkEnvironmentsServed(stack.client, ['math', 'count-game-py', 'count-game-pyy', 'count-game-pyy'], local).catch((error: unknown) => error);
+    const refused = await checkEnvironmentsServed(stack.client, ['math', 'count-game-py', 'count-game-pyy', 'count-game-pyy'], local).catch(
+      (error: unknown) => error,
+    );
     expect(refused).toBeInstanceOf(UnservedEnvironments);
     expect((refused as UnservedEnvironments).names).toEqual(['count-game-pyy']);
     expect((refused as Error).message).toMatch(/no environment "count-game-pyy".*ratchet-env-count-game-pyy.*nothing was submitted/);

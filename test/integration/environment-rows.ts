@@ -10,7 +10,10 @@ export interface StoredStep {
   turn: number;
   verdict: string;
   step: {
-    observations: { role: string; content: string }[]; reward: number; done: boolean; info: Record<string, unknown>;
+    observations: { role: string; content: string }[];
+    reward: number;
+    done: boolean;
+    info: Record<string, unknown>;
     /** The environment's own success (release 6 keeps it with the step; absent in steps kept before). */
     success?: boolean;
   } | null;
@@ -19,7 +22,8 @@ export interface StoredStep {
 /** The stored steps of a trajectory, by turn. */
 export async function storedSteps(pool: pg.Pool, trajectoryId: string): Promise<StoredStep[]> {
   const { rows } = await pool.query<StoredStep>(
-    'SELECT turn, verdict, environment_step AS step FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [trajectoryId],
+    'SELECT turn, verdict, environment_step AS step FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn',
+    [trajectoryId],
   );
   return rows;
 }
@@ -33,7 +37,8 @@ export function expectEnvironmentInvariants(row: ExportedTrajectory, tokenizer: 
   const turns = row.seqlens.length;
   expect(row.layout).toBe('seed');
   expect(steps.map((s) => s.turn)).toEqual([...Array(turns).keys()]);
-  for (const perTurn of [row.seq_no_eos_mask, row.version_start, row.version_end, row.rewards, row.successes, row.raw_rewards, row.prompt_lens]) expect(perTurn).toHaveLength(turns);
+  for (const perTurn of [row.seq_no_eos_mask, row.version_start, row.version_end, row.rewards, row.successes, row.raw_rewards, row.prompt_lens])
+    expect(perTurn).toHaveLength(turns);
   const total = row.seqlens.reduce((a, b) => a + b, 0);
   expect(row.packed_input_ids).toHaveLength(total);
   expect(row.prompt_mask).toHaveLength(total);

@@ -28,7 +28,9 @@ afterAll(async () => {
 });
 
 function requests(run: string, problems: readonly Problem[], options: Partial<RolloutOptions>, environment?: string) {
-  return problems.map((problem) => trajectoryRequest(environment ? { ...problem, environment } : problem, { trajectoryId: trajectoryId(run, problem.qid, 0), options }));
+  return problems.map((problem) =>
+    trajectoryRequest(environment ? { ...problem, environment } : problem, { trajectoryId: trajectoryId(run, problem.qid, 0), options }),
+  );
 }
 
 async function verdicts(id: string): Promise<string[]> {
@@ -38,7 +40,19 @@ async function verdicts(id: string): Promise<string[]> {
 /** What a trainer reads of a row, and its verdicts: must not depend on whether the environment was named. */
 async function trained(row: ExportedTrajectory) {
   const { packed_input_ids, packed_logprobs, prompt_mask, seq_no_eos_mask, seqlens, prompt_lens, rewards, raw_rewards, successes, end_reason } = row;
-  return { packed_input_ids, packed_logprobs, prompt_mask, seq_no_eos_mask, seqlens, prompt_lens, rewards, raw_rewards, successes, end_reason, verdicts: await verdicts(row.trajectory_id) };
+  return {
+    packed_input_ids,
+    packed_logprobs,
+    prompt_mask,
+    seq_no_eos_mask,
+    seqlens,
+    prompt_lens,
+    rewards,
+    raw_rewards,
+    successes,
+    end_reason,
+    verdicts: await verdicts(row.trajectory_id),
+  };
 }
 
 async function expectSameRows(plainRun: string, namedRun: string, count: number): Promise<void> {
@@ -53,31 +67,41 @@ async function expectSameRows(plainRun: string, namedRun: string, count: number)
 }
 
 describe('environments on the real stack', () => {
-  it('`math` named explicitly stores exactly what a request without an environment stores, and what release 4 stored', { timeout: 240_000 }, async () => {
-    const problems = stack.problems.slice(0, 8);
-    const options = { turns: 3 };
-    // The same requests without an environment, on the release-4 workflow (the workers' activities are today's).
-    await stopWorkers();
-    const stopRelease4 = await stack.startWorkers({ workflowBundle: await bundleWorkflowCode({ workflowsPath: RELEASE_4, logger: new DefaultLogger('WARN') }) });
-    const released = await runRollouts(stack.client, requests('env-r4', problems, options));
-    await stopRelease4();
-    stopWorkers = await stack.startWorkers();
-    expect(released.map((r) => r.status)).toEqual(Array(8).fill('completed'));
+  it(
+    '`math` named explicitly stores exactly what a request without an environment stores, and what release 4 stored',
+    { timeout: 240_000 },
+    async () => {
+      const problems = stack.problems.slice(0, 8);
+      const options = { turns: 3 };
+      // The same requests without an environment, on the release-4 workflow (the workers' activities are today's).
+      await stopWorkers();
+      const stopRelease4 = await stack.startWorkers({
+        workflowBundle: await bundleWorkflowCode({ workflowsPath: RELEASE_4, logger: new DefaultLogger('WARN') }),
+      });
+      const released = await runRollouts(stack.client, requests('env-r4', problems, options));
+      await stopRelease4();
+      stopWorkers = await stack.startWorkers();
+      expect(released.map((r) => r.status)).toEqual(Array(8).fill('completed'));
 
-    const plain = await runRollouts(stack.client, requests('env-plain', problems, options));
-    const named = await runRollouts(stack.client, requests('env-math', problems, options, 'math'));
-    expect([...plain, ...named].map((r) => r.status)).toEqual(Array(16).fill('completed'));
-    await expectSameRows('env-plain', 'env-math', 8);
-    await expectSameRows('env-r4', 'env-math', 8);
-    const rows = await stack.exported('env-math/');
-    // Both verdicts occurred, so both feedback sentences were compared.
-    expect(new Set(rows.flatMap((row) => row.successes)).size).toBe(2);
-    const { rows: stored } = await stack.pool.query("SELECT environment, count(*)::int AS n FROM trajectories WHERE trajectory_id LIKE 'env-math/%' GROUP BY 1");
-    expect(stored).toEqual([{ environment: 'math', n: 8 }]);
-    // Release 4 knew no environments: its rows name none (so the workflow that ran them was release 4's).
-    const { rows: r4 } = await stack.pool.query("SELECT environment, count(*)::int AS n FROM trajectories WHERE trajectory_id LIKE 'env-r4/%' GROUP BY 1");
-    expect(r4).toEqual([{ environment: null, n: 8 }]);
-  });
+      const plain = await runRollouts(stack.client, requests('env-plain', problems, options));
+      const named = await runRollouts(stack.client, requests('env-math', problems, options, 'math'));
+      expect([...plain, ...named].map((r) => r.status)).toEqual(Array(16).fill('completed'));
+      await expectSameRows('env-plain', 'env-math', 8);
+      await expectSameRows('env-r4', 'env-math', 8);
+      const rows = await stack.exported('env-math/');
+      // Both verdicts occurred, so both feedback sentences were compared.
+      expect(new Set(rows.flatMap((row) => row.successes)).size).toBe(2);
+      const { rows: stored } = await stack.pool.query(
+        "SELECT environment, count(*)::int AS n FROM trajectories WHERE trajectory_id LIKE 'env-math/%' GROUP BY 1",
+      );
+      expect(stored).toEqual([{ environment: 'math', n: 8 }]);
+      // Release 4 knew no environments: its rows name none (so the workflow that ran them was release 4's).
+      const { rows: r4 } = await stack.pool.query(
+        "SELECT environment, count(*)::int AS n FROM trajectories WHERE trajectory_id LIKE 'env-r4/%' GROUP BY 1",
+      );
+      expect(r4).toEqual([{ environment: null, n: 8 }]);
+    },
+  );
 
   it('`math-python-tool` runs programs as tool turns and ends each episode at its final answer', { timeout: 180_000 }, async () => {
     const problems = stack.problems.filter((p) => p.source === 'math').slice(0, 10);

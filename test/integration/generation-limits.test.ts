@@ -20,7 +20,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
 describe('generation limits', () => {
   it('caps each turn to what the context window has left and ends the trajectory when it is exhausted', async () => {
     const results = await runRollouts(stack.client, trajectoryRequests('window', stack.problems.slice(0, 4), 1, { maxNewTokens: 1024 }));

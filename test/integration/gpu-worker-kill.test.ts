@@ -20,8 +20,12 @@ const children: ChildProcess[] = [];
 function spawnGpuWorker(): ChildProcess {
   const child = spawn(process.execPath, [CLI, 'worker', 'gpu'], {
     env: {
-      ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, RATCHET_POLICY_URL: stack.policy.url,
-      RATCHET_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS), LOG_LEVEL: 'error',
+      ...process.env,
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      DATABASE_URL: stack.databaseUrl,
+      RATCHET_POLICY_URL: stack.policy.url,
+      RATCHET_HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS),
+      LOG_LEVEL: 'error',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -29,7 +33,8 @@ function spawnGpuWorker(): ChildProcess {
   return child;
 }
 
-const until = (condition: () => boolean | Promise<boolean>, timeoutMs: number) => pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 50, fatal: () => true });
+const until = (condition: () => boolean | Promise<boolean>, timeoutMs: number) =>
+  pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 50, fatal: () => true });
 
 beforeAll(async () => {
   // ~800-token answers at 100 tokens/s: every turn streams for several seconds, long enough to kill one mid-way.
@@ -64,7 +69,10 @@ describe('a GPU worker killed mid-generation', () => {
     // Only the tokens after the last heartbeat were generated twice: at most one interval's worth (plus a chunk).
     const kept = result.turns.reduce((sum, turn) => sum + turn.outputLen, 0);
     // Each GPU worker's start-up logprob probe generates a token per request too: not turn tokens.
-    const probed = stack.policy.stats().recent.filter((r) => r.rid.startsWith('ratchet-logprob-probe/')).reduce((sum, r) => sum + r.sentIds.length, 0);
+    const probed = stack.policy
+      .stats()
+      .recent.filter((r) => r.rid.startsWith('ratchet-logprob-probe/'))
+      .reduce((sum, r) => sum + r.sentIds.length, 0);
     const generatedTwice = stack.policy.stats().generatedTokens - kept - probed;
     console.log(`kill mid-turn: server generated ${stack.policy.stats().generatedTokens} tokens for ${kept} kept; ${generatedTwice} generated twice`);
     expect(generatedTwice).toBeGreaterThanOrEqual(0);

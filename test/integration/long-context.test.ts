@@ -33,7 +33,9 @@ describe('a trajectory at AReaL scale (16K new tokens per turn, 5 turns)', () =>
     const historyBytes = temporal.api.history.v1.History.encode(history).finish().length;
     // 330K packed tokens would be megabytes as JSON; the history holds counts and references only.
     expect(historyBytes).toBeLessThan(100_000);
-    console.log(`long-context trajectory: final context ${lastContext + 16_384} tokens, history ${historyBytes} bytes, ${history.events?.length} events`);
+    console.log(
+      `long-context trajectory: final context ${lastContext + 16_384} tokens, history ${historyBytes} bytes, ${history.events?.length} events`,
+    );
 
     const rows = [];
     for await (const row of readTrajectories(stack.pool)) rows.push(row);

@@ -15,7 +15,12 @@ beforeAll(async () => {
   // Answers of at least ~250K tokens (reasoning varies ±50%) in a 256K window, streamed at 50K tokens/s:
   // the turn is cut off at 200K new tokens after ~4 s, long enough for a dozen checkpoints.
   stack = await startTestStack({
-    reasoningTokens: 500_000, contextWindow: 262_144, tokensPerSecond: 50_000, chunkTokens: 512, incrementalStreamingOutput: true, seed: 9,
+    reasoningTokens: 500_000,
+    contextWindow: 262_144,
+    tokensPerSecond: 50_000,
+    chunkTokens: 512,
+    incrementalStreamingOutput: true,
+    seed: 9,
   });
   stopWorkers = await stack.startWorkers({ heartbeatIntervalMs: HEARTBEAT_MS });
 });
@@ -26,7 +31,9 @@ afterAll(async () => {
 });
 
 /** Heartbeat details of the pending generate activity, as Temporal holds them: encoded size and decoded value. */
-async function pendingHeartbeat(handle: Awaited<ReturnType<typeof submitTrajectory>>['handle']): Promise<{ bytes: number; details: unknown } | undefined> {
+async function pendingHeartbeat(
+  handle: Awaited<ReturnType<typeof submitTrajectory>>['handle'],
+): Promise<{ bytes: number; details: unknown } | undefined> {
   const { raw } = await handle.describe();
   const payloads = raw.pendingActivities?.find((activity) => activity.activityType?.name === 'generate')?.heartbeatDetails;
   if (!payloads?.payloads?.length) return undefined;
@@ -49,7 +56,11 @@ describe('a 200,000-token turn', () => {
     const { handle } = await submitTrajectory(stack.client, request!);
     const result = handle.result();
     let finished = false;
-    void result.finally(() => { finished = true; }).catch(() => undefined);
+    void result
+      .finally(() => {
+        finished = true;
+      })
+      .catch(() => undefined);
 
     const seen: { tokens: number; bytes: number }[] = [];
     while (!finished) {
@@ -78,14 +89,18 @@ describe('a 200,000-token turn', () => {
     expect(row!.packed_input_ids.length - row!.prompt_lens[0]!).toBe(TURN_TOKENS);
     expectTokenVersions(row!);
     // The checkpoint is working storage: gone once the turn output is saved.
-    const { rows: left } = await stack.pool.query('SELECT (SELECT count(*) FROM turn_checkpoints)::int AS heads, (SELECT count(*) FROM turn_checkpoint_pieces)::int AS pieces');
+    const { rows: left } = await stack.pool.query(
+      'SELECT (SELECT count(*) FROM turn_checkpoints)::int AS heads, (SELECT count(*) FROM turn_checkpoint_pieces)::int AS pieces',
+    );
     expect(left[0]).toEqual({ heads: 0, pieces: 0 });
 
     const { rows: wal } = await stack.pool.query<{ bytes: string }>('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::bigint AS bytes', [walBefore]);
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // table statistics reach other sessions within about a second
     const lastCursor = seen.at(-1)!.tokens;
-    console.log(`200K-token turn: ${wallMs} ms wall; ${seen.length} heartbeats seen, ${Math.min(...seen.map((s) => s.bytes))}-${Math.max(...seen.map((s) => s.bytes))} bytes ` +
-      `(${seen.map((s) => `${s.tokens}:${s.bytes}`).join(' ')}); ${await insertedPieces()} checkpoint writes, last cursor ${lastCursor} tokens ` +
-      `= ${lastCursor * 12} checkpoint bytes; ${wal[0]!.bytes} WAL bytes for the whole trajectory`);
+    console.log(
+      `200K-token turn: ${wallMs} ms wall; ${seen.length} heartbeats seen, ${Math.min(...seen.map((s) => s.bytes))}-${Math.max(...seen.map((s) => s.bytes))} bytes ` +
+        `(${seen.map((s) => `${s.tokens}:${s.bytes}`).join(' ')}); ${await insertedPieces()} checkpoint writes, last cursor ${lastCursor} tokens ` +
+        `= ${lastCursor * 12} checkpoint bytes; ${wal[0]!.bytes} WAL bytes for the whole trajectory`,
+    );
   });
 });

@@ -21,8 +21,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
-const until = (condition: () => boolean, timeoutMs: number) => pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 20, fatal: () => true });
+const until = (condition: () => boolean, timeoutMs: number) =>
+  pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 20, fatal: () => true });
 
 describe('policy versions', () => {
   it('splits a turn across the versions it was generated under when a version is published mid-turn', async () => {

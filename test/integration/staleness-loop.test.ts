@@ -85,7 +85,8 @@ describe('staleness-bounded admission over a training loop', () => {
     expect(new Set(all).size).toBe(steps * run.batchSize);
 
     // With the final version, admission goes on up to the bound, (η + 21 + 1) · 2 groups, and stops there.
-    const admitted = async () => Number((await stack.pool.query(`SELECT count(*) FROM rollout_groups WHERE run_id = $1 AND status = 'admitted'`, [run.runId])).rows[0].count);
+    const admitted = async () =>
+      Number((await stack.pool.query(`SELECT count(*) FROM rollout_groups WHERE run_id = $1 AND status = 'admitted'`, [run.runId])).rows[0].count);
     const finalBound = (run.maxHeadOffpolicyness + steps + 1) * run.batchSize;
     await expect.poll(admitted, { timeout: 60_000, interval: 250 }).toBe(finalBound);
     await expect.poll(async () => (await client.status(run.runId))!.running, { timeout: 60_000, interval: 250 }).toBe(0);
@@ -95,7 +96,8 @@ describe('staleness-bounded admission over a training loop', () => {
     // The bound, as admission recorded it, and as recomputed independently from the admission order.
     const { rows } = await stack.pool.query(
       `SELECT group_id, admitted_version, admitted_accepted, admitted_running FROM rollout_groups
-       WHERE run_id = $1 AND status = 'admitted' ORDER BY admitted_at, seq`, [run.runId],
+       WHERE run_id = $1 AND status = 'admitted' ORDER BY admitted_at, seq`,
+      [run.runId],
     );
     expect(rows.length).toBeGreaterThanOrEqual(steps * run.batchSize);
     let previousVersion = 0;
@@ -150,8 +152,17 @@ describe('bad submissions', () => {
     const problem = stack.problems[31]!;
     const groupId = `dup/${problem.qid}`;
     const handle = await stack.client.workflow.start('trajectory', {
-      taskQueue: 'ratchet-cpu', workflowId: `${groupId}/0`,
-      args: [{ trajectoryId: `${groupId}/0`, qid: problem.qid, problem: problem.problem, gold: problem.gold, group: { run: contradicting, groupId, size: 1, sample: 0 } }],
+      taskQueue: 'ratchet-cpu',
+      workflowId: `${groupId}/0`,
+      args: [
+        {
+          trajectoryId: `${groupId}/0`,
+          qid: problem.qid,
+          problem: problem.problem,
+          gold: problem.gold,
+          group: { run: contradicting, groupId, size: 1, sample: 0 },
+        },
+      ],
     });
     await expect(handle.result()).rejects.toThrow(/failed/);
     const [row] = await stack.exported(`${groupId}/`, { includeFailed: true });
@@ -162,8 +173,17 @@ describe('bad submissions', () => {
   it('fails a request whose trajectory id does not name its group and sample', async () => {
     const problem = stack.problems[32]!;
     const handle = await stack.client.workflow.start('trajectory', {
-      taskQueue: 'ratchet-cpu', workflowId: 'dup/odd-id',
-      args: [{ trajectoryId: 'dup/odd-id', qid: problem.qid, problem: problem.problem, gold: problem.gold, group: { run, groupId: `dup/${problem.qid}`, size: 1, sample: 0 } }],
+      taskQueue: 'ratchet-cpu',
+      workflowId: 'dup/odd-id',
+      args: [
+        {
+          trajectoryId: 'dup/odd-id',
+          qid: problem.qid,
+          problem: problem.problem,
+          gold: problem.gold,
+          group: { run, groupId: `dup/${problem.qid}`, size: 1, sample: 0 },
+        },
+      ],
     });
     await expect(handle.result()).rejects.toThrow(/failed/);
     const [row] = await stack.exported('dup/odd-id', { includeFailed: true });
@@ -179,7 +199,8 @@ describe('a controller that dies between admitting and telling', () => {
     const run: RunConfig = { runId: 'crash', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
     await stopController!();
     const groups = await client.submit(run, stack.problems.slice(33, 34), { samples: 2, rollout: { turns: 1 } });
-    const joined = async () => (await stack.pool.query('SELECT joined FROM rollout_groups WHERE group_id = $1', [groups[0]!.groupId])).rows[0]?.joined;
+    const joined = async () =>
+      (await stack.pool.query('SELECT joined FROM rollout_groups WHERE group_id = $1', [groups[0]!.groupId])).rows[0]?.joined;
     await expect.poll(joined, { timeout: 20_000 }).toBe(2);
     // The dead controller's last act: the admission committed, the signals never sent.
     expect((await admitGroups(stack.pool, run.runId)).map((g) => g.groupId)).toEqual([groups[0]!.groupId]);

@@ -30,8 +30,12 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   stack = await startTestStack();
   env = {
-    TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'warn',
-    RATCHET_HEARTBEAT_INTERVAL_MS: '500', RATCHET_VERIFIER_THREADS: '1', RATCHET_GPU_SLOTS: '32',
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    DATABASE_URL: stack.databaseUrl,
+    LOG_LEVEL: 'warn',
+    RATCHET_HEARTBEAT_INTERVAL_MS: '500',
+    RATCHET_VERIFIER_THREADS: '1',
+    RATCHET_GPU_SLOTS: '32',
   };
   // ~150-token answers at 300 tokens/s: a turn streams for about half a second, so a pause finds some mid-stream.
   parts.policy = started(['sim-policy', '--dataset', SAMPLE, '--port', String(await freePort()), '--seed', '21', '--tokens-per-second', '300']);
@@ -46,7 +50,8 @@ beforeAll(async () => {
 // A stall test that fails says what the frozen processes said: their last warnings and errors.
 afterEach(({ task }) => {
   if (task.result?.state !== 'fail') return;
-  for (const [name, part] of Object.entries(parts)) console.error(`--- ${name} (pid ${part.child.pid}, exit ${part.child.exitCode ?? part.child.signalCode ?? 'none'}) stderr ---\n${part.stderr()}`);
+  for (const [name, part] of Object.entries(parts))
+    console.error(`--- ${name} (pid ${part.child.pid}, exit ${part.child.exitCode ?? part.child.signalCode ?? 'none'}) stderr ---\n${part.stderr()}`);
 });
 
 afterAll(async () => {
@@ -64,9 +69,10 @@ function started(args: string[]): RatchetProcess {
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-
 async function storedRows(prefix: string): Promise<number> {
-  const { rows: [row] } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM trajectories WHERE trajectory_id LIKE $1', [`${prefix}/%`]);
+  const {
+    rows: [row],
+  } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM trajectories WHERE trajectory_id LIKE $1', [`${prefix}/%`]);
   return Number(row!.n);
 }
 
@@ -81,11 +87,24 @@ async function generationsInFlight(): Promise<number> {
  */
 function ratchetRun(runName: string, limit: number, samples: number, turns: number) {
   const ids = trajectoryRequests(runName, stack.problems.slice(0, limit), samples, { turns }).map((request) => request.trajectoryId);
-  const run = started(['run', '--dataset', SAMPLE, '--limit', String(limit), '--samples', String(samples), '--turns', String(turns), '--run-name', runName, '--submit-only']);
+  const run = started([
+    'run',
+    '--dataset',
+    SAMPLE,
+    '--limit',
+    String(limit),
+    '--samples',
+    String(samples),
+    '--turns',
+    String(turns),
+    '--run-name',
+    runName,
+    '--submit-only',
+  ]);
   const finished = async (waitMs = 60_000): Promise<Agreement & { ratchetRun: { exit: number | string; summary: string | undefined } }> => {
     const exit = await Promise.race([run.exited, delay(waitMs).then(() => `still running after ${waitMs} ms`)]);
     const summary = /^trajectories .*$/m.exec(run.stdout())?.[0];
-    return { ...await agreementOf(stack.client, ids, await stack.exported(`${runName}/`, { includeFailed: true })), ratchetRun: { exit, summary } };
+    return { ...(await agreementOf(stack.client, ids, await stack.exported(`${runName}/`, { includeFailed: true }))), ratchetRun: { exit, summary } };
   };
   return { ids, finished };
 }
@@ -105,13 +124,15 @@ async function submitGroups(runId: string, problems: number, samples: number, tu
 /** What the trajectories' histories show of a stall: workflow tasks that timed out, and generate attempts past the first. */
 async function stallMarks(ids: readonly string[]): Promise<{ workflowTaskTimeouts: number; generateRetries: number }> {
   const marks = { workflowTaskTimeouts: 0, generateRetries: 0 };
-  await Promise.all(ids.map(async (id) => {
-    for (const event of (await stack.client.workflow.getHandle(id).fetchHistory()).events ?? []) {
-      if (event.workflowTaskTimedOutEventAttributes) marks.workflowTaskTimeouts++;
-      // A retried activity's started event is written when it ends, with its attempt; with no failure, generate is the only one.
-      if ((event.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) marks.generateRetries++;
-    }
-  }));
+  await Promise.all(
+    ids.map(async (id) => {
+      for (const event of (await stack.client.workflow.getHandle(id).fetchHistory()).events ?? []) {
+        if (event.workflowTaskTimedOutEventAttributes) marks.workflowTaskTimeouts++;
+        // A retried activity's started event is written when it ends, with its attempt; with no failure, generate is the only one.
+        if ((event.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) marks.generateRetries++;
+      }
+    }),
+  );
   return marks;
 }
 
@@ -120,37 +141,49 @@ const stillRunning = (part: RatchetProcess) => part.child.exitCode === null && p
 const ranClean = (n: number) => ({ ...allCompleted(n), ratchetRun: { exit: 0, summary: `trajectories      ${n} (${n} completed, 0 failed)` } });
 
 describe('a process frozen mid-run (SIGSTOP past its timeout, then SIGCONT)', () => {
-  it('a CPU worker frozen past the workflow task timeout as trajectories finish: none fails, and Temporal, ratchet run and Postgres agree', { timeout: 240_000 }, async () => {
-    // One-turn trajectories finish all the time, so each freeze lands while some are storing their result: the
-    // retried workflow task then runs their last steps again after the row exists and the working rows are gone.
-    const run = ratchetRun('stall-cpu', 40, 3, 1);
-    for (const rows of [10, 50]) {
-      await until(async () => (await storedRows('stall-cpu')) >= rows, 60_000);
-      await pauseFor(parts.cpu.child.pid!, PAST_WORKFLOW_TASK_TIMEOUT_MS);
-    }
-    const finished = await run.finished();
-    // A worker frozen mid-activation once woke to the SDK's deadlock detector and aborted (cpu-worker.ts).
-    expect(stillRunning(parts.cpu)).toBe(true);
-    expect(finished).toEqual(ranClean(120));
-    expect((await stallMarks(run.ids)).workflowTaskTimeouts).toBeGreaterThan(0);
-  });
+  it(
+    'a CPU worker frozen past the workflow task timeout as trajectories finish: none fails, and Temporal, ratchet run and Postgres agree',
+    { timeout: 240_000 },
+    async () => {
+      // One-turn trajectories finish all the time, so each freeze lands while some are storing their result: the
+      // retried workflow task then runs their last steps again after the row exists and the working rows are gone.
+      const run = ratchetRun('stall-cpu', 40, 3, 1);
+      for (const rows of [10, 50]) {
+        await until(async () => (await storedRows('stall-cpu')) >= rows, 60_000);
+        await pauseFor(parts.cpu.child.pid!, PAST_WORKFLOW_TASK_TIMEOUT_MS);
+      }
+      const finished = await run.finished();
+      // A worker frozen mid-activation once woke to the SDK's deadlock detector and aborted (cpu-worker.ts).
+      expect(stillRunning(parts.cpu)).toBe(true);
+      expect(finished).toEqual(ranClean(120));
+      expect((await stallMarks(run.ids)).workflowTaskTimeouts).toBeGreaterThan(0);
+    },
+  );
 
-  it('a GPU worker frozen past the generate heartbeat timeout: its turns are retried and every trajectory completes once', { timeout: 120_000 }, async () => {
-    const run = await submitGroups('stall-gpu', 8, 4, 3);
-    await until(async () => (await generationsInFlight()) >= 4, 30_000);
-    await pauseFor(parts.gpu.child.pid!, PAST_HEARTBEAT_TIMEOUT_MS);
-    expect(await run.finished()).toEqual(allCompleted(32));
-    expect(stillRunning(parts.gpu)).toBe(true);
-    expect((await stallMarks(run.ids)).generateRetries).toBeGreaterThan(0);
-  });
+  it(
+    'a GPU worker frozen past the generate heartbeat timeout: its turns are retried and every trajectory completes once',
+    { timeout: 120_000 },
+    async () => {
+      const run = await submitGroups('stall-gpu', 8, 4, 3);
+      await until(async () => (await generationsInFlight()) >= 4, 30_000);
+      await pauseFor(parts.gpu.child.pid!, PAST_HEARTBEAT_TIMEOUT_MS);
+      expect(await run.finished()).toEqual(allCompleted(32));
+      expect(stillRunning(parts.gpu)).toBe(true);
+      expect((await stallMarks(run.ids)).generateRetries).toBeGreaterThan(0);
+    },
+  );
 
-  it('the policy server frozen past the generate heartbeat timeout: its turns are retried and every trajectory completes once', { timeout: 120_000 }, async () => {
-    const run = await submitGroups('stall-policy', 8, 4, 3);
-    await until(async () => (await generationsInFlight()) >= 4, 30_000);
-    await pauseFor(parts.policy.child.pid!, PAST_HEARTBEAT_TIMEOUT_MS);
-    expect(await run.finished()).toEqual(allCompleted(32));
-    expect((await stallMarks(run.ids)).generateRetries).toBeGreaterThan(0);
-  });
+  it(
+    'the policy server frozen past the generate heartbeat timeout: its turns are retried and every trajectory completes once',
+    { timeout: 120_000 },
+    async () => {
+      const run = await submitGroups('stall-policy', 8, 4, 3);
+      await until(async () => (await generationsInFlight()) >= 4, 30_000);
+      await pauseFor(parts.policy.child.pid!, PAST_HEARTBEAT_TIMEOUT_MS);
+      expect(await run.finished()).toEqual(allCompleted(32));
+      expect((await stallMarks(run.ids)).generateRetries).toBeGreaterThan(0);
+    },
+  );
 
   it('the Temporal server frozen past the workflow task and heartbeat timeouts: every trajectory completes once', { timeout: 150_000 }, async () => {
     const run = await submitGroups('stall-temporal', 10, 4, 2);
@@ -159,10 +192,14 @@ describe('a process frozen mid-run (SIGSTOP past its timeout, then SIGCONT)', ()
     expect(await run.finished()).toEqual(allCompleted(40));
   });
 
-  it('Postgres (postmaster and backends) frozen past the workflow task timeout: none fails, and ratchet run agrees', { timeout: 150_000 }, async () => {
-    const run = ratchetRun('stall-postgres', 20, 2, 2);
-    await until(async () => (await storedRows('stall-postgres')) >= 4, 60_000);
-    await pauseFor(stack.pids.postgres!, PAST_WORKFLOW_TASK_TIMEOUT_MS);
-    expect(await run.finished()).toEqual(ranClean(40));
-  });
+  it(
+    'Postgres (postmaster and backends) frozen past the workflow task timeout: none fails, and ratchet run agrees',
+    { timeout: 150_000 },
+    async () => {
+      const run = ratchetRun('stall-postgres', 20, 2, 2);
+      await until(async () => (await storedRows('stall-postgres')) >= 4, 60_000);
+      await pauseFor(stack.pids.postgres!, PAST_WORKFLOW_TASK_TIMEOUT_MS);
+      expect(await run.finished()).toEqual(ranClean(40));
+    },
+  );
 });

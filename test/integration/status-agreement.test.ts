@@ -32,15 +32,15 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
-const rowStatus = async (trajectoryId: string) => (await stack.pool.query<{ status: string }>(
-  'SELECT status FROM trajectories WHERE trajectory_id = $1', [trajectoryId])).rows[0]?.status;
-const recorded = async () => (await stack.pool.query<{ trajectory_id: string; kind: string }>(
-  'SELECT trajectory_id, kind FROM status_disagreements ORDER BY kind')).rows;
-const runsStatus = async (temporalAddress: string) => runCli(['runs', 'status', 'agree'], { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: temporalAddress });
+const rowStatus = async (trajectoryId: string) =>
+  (await stack.pool.query<{ status: string }>('SELECT status FROM trajectories WHERE trajectory_id = $1', [trajectoryId])).rows[0]?.status;
+const recorded = async () =>
+  (await stack.pool.query<{ trajectory_id: string; kind: string }>('SELECT trajectory_id, kind FROM status_disagreements ORDER BY kind')).rows;
+const runsStatus = async (temporalAddress: string) =>
+  runCli(['runs', 'status', 'agree'], { DATABASE_URL: stack.databaseUrl, TEMPORAL_ADDRESS: temporalAddress });
 const trajectoryPage = async (id: string) => (await fetch(`${ui!.url}/trajectories/${encodeURIComponent(id)}`)).text();
 
-describe('Temporal\'s status beside the row\'s', () => {
+describe("Temporal's status beside the row's", () => {
   let ids: string[] = [];
   let terminated = '';
 
@@ -60,7 +60,10 @@ describe('Temporal\'s status beside the row\'s', () => {
     // Postgres's counters are still there, with Temporal's beside them.
     expect(status).toMatchObject({ runId: 'agree', accepted: 3, failures: { failed: 1, byType: { WorkflowClosed: 1 } } });
     expect(status.temporal).toEqual({
-      reachable: true, workflows: { Running: 0, Completed: 5, Failed: 0, Terminated: 1, TimedOut: 0, Canceled: 0 }, disagreements: 0, disagreeing: [],
+      reachable: true,
+      workflows: { Running: 0, Completed: 5, Failed: 0, Terminated: 1, TimedOut: 0, Canceled: 0 },
+      disagreements: 0,
+      disagreeing: [],
     });
     const page = await trajectoryPage(ids[1]!);
     expect(page).toContain('id="workflow-status">Completed<');
@@ -69,7 +72,7 @@ describe('Temporal\'s status beside the row\'s', () => {
     expect(await recorded()).toEqual([]);
   });
 
-  it('counts rows changed behind Temporal\'s back: in the sweep, the metric, `runs status` and the UI', { timeout: 120_000 }, async () => {
+  it("counts rows changed behind Temporal's back: in the sweep, the metric, `runs status` and the UI", { timeout: 120_000 }, async () => {
     const [, failedRow, missingRow] = ids;
     await stack.pool.query("UPDATE trajectories SET status = 'failed' WHERE trajectory_id = $1", [failedRow]);
     await stack.pool.query('DELETE FROM trajectories WHERE trajectory_id = $1', [missingRow]);
@@ -96,20 +99,24 @@ describe('Temporal\'s status beside the row\'s', () => {
     expect(temporal.workflows).toMatchObject({ Completed: 5, Terminated: 1 });
     expect(temporal.disagreements).toBe(3);
     expect(temporal.disagreeing).toHaveLength(3);
-    expect(temporal.disagreeing).toEqual(expect.arrayContaining([
-      { trajectoryId: failedRow, temporal: 'Completed', row: 'failed' },
-      { trajectoryId: missingRow, temporal: 'Completed', row: null },
-      { trajectoryId: terminated, temporal: 'Terminated', row: 'completed' },
-    ]));
+    expect(temporal.disagreeing).toEqual(
+      expect.arrayContaining([
+        { trajectoryId: failedRow, temporal: 'Completed', row: 'failed' },
+        { trajectoryId: missingRow, temporal: 'Completed', row: null },
+        { trajectoryId: terminated, temporal: 'Terminated', row: 'completed' },
+      ]),
+    );
 
-    expect(await trajectoryPage(failedRow!)).toMatch(/id="status-disagreement">Temporal and Postgres disagree: Temporal says Completed, the row says failed\./);
+    expect(await trajectoryPage(failedRow!)).toMatch(
+      /id="status-disagreement">Temporal and Postgres disagree: Temporal says Completed, the row says failed\./,
+    );
     expect(await trajectoryPage(missingRow!)).toContain('Temporal says Completed, the row says nothing (there is no row)');
     expect(await trajectoryPage(ids[3]!)).not.toContain('status-disagreement');
     const runPage = await (await fetch(`${ui!.url}/runs/agree`)).text();
     expect(runPage).toMatch(/id="run-disagreements">Temporal and Postgres disagree on <b>3<\/b> trajectories/);
   });
 
-  it('still prints Postgres\'s counters when Temporal is unreachable, and says so', { timeout: 60_000 }, async () => {
+  it("still prints Postgres's counters when Temporal is unreachable, and says so", { timeout: 60_000 }, async () => {
     const result = await runsStatus(`127.0.0.1:${await freePort()}`);
     expect(result.code, result.stderr).toBe(0);
     const status = JSON.parse(result.stdout);

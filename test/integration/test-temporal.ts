@@ -20,5 +20,9 @@ export interface TestTemporal {
  * `npm run test:temporal-server` sets it for its suite.
  */
 export async function startTestTemporal(stateDir: string): Promise<TestTemporal> {
-  return startEmbeddedTemporal(process.env.RATCHET_TEST_TEMPORAL === 'server' ? 'server' : 'dev', { stateDir, toolsDir: path.resolve('.ratchet'), headless: true });
+  return startEmbeddedTemporal(process.env.RATCHET_TEST_TEMPORAL === 'server' ? 'server' : 'dev', {
+    stateDir,
+    toolsDir: path.resolve('.ratchet'),
+    headless: true,
+  });
 }

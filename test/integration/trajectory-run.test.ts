@@ -21,7 +21,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-
 describe('trajectories end to end on a real Temporal server and Postgres', () => {
   it('runs 12 seed-default trajectories whose exported rows satisfy the seed invariants', async () => {
     const requests = trajectoryRequests('e2e', stack.problems.slice(0, 6), 2, {});
@@ -44,14 +43,19 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
       expect(records.map((m) => m.prompt_len)).toEqual(row.prompt_lens);
       expect(records.map((m) => m.answer_len)).toEqual(row.seqlens.map((l, t) => l - row.prompt_lens[t]!));
     }
-    const texts = await stack.pool.query("SELECT count(*)::int AS n, count(*) FILTER (WHERE verdict IN ('correct','wrong'))::int AS judged FROM turn_texts WHERE trajectory_id LIKE 'e2e/%'");
+    const texts = await stack.pool.query(
+      "SELECT count(*)::int AS n, count(*) FILTER (WHERE verdict IN ('correct','wrong'))::int AS judged FROM turn_texts WHERE trajectory_id LIKE 'e2e/%'",
+    );
     expect(texts.rows[0]).toEqual({ n: 60, judged: 60 });
     const leftovers = await stack.pool.query("SELECT count(*)::int AS n FROM turn_outputs WHERE trajectory_id LIKE 'e2e/%'");
     expect(leftovers.rows[0].n).toBe(0);
   });
 
   it('stops at the first correct turn with early stop and packs one concatenated sequence', async () => {
-    const results = await runRollouts(stack.client, trajectoryRequests('concat', stack.problems.slice(6, 10), 1, { earlyStop: true, layout: 'concat', discount: 0.9, turns: 4 }));
+    const results = await runRollouts(
+      stack.client,
+      trajectoryRequests('concat', stack.problems.slice(6, 10), 1, { earlyStop: true, layout: 'concat', discount: 0.9, turns: 4 }),
+    );
     const rows = await stack.exported('concat/', { includeFailed: true });
     expect(rows).toHaveLength(4);
     for (const [i, row] of rows.entries()) {
@@ -64,8 +68,13 @@ describe('trajectories end to end on a real Temporal server and Postgres', () =>
       const generated = row.prompt_mask.filter((m) => !m).length;
       expect(generated).toBe(result.turns.reduce((sum, t) => sum + t.outputLen, 0));
       // Logprob entry i belongs to token i+1: non-zero only where token i+1 was generated.
-      row.packed_logprobs.forEach((lp, j) => { if (row.prompt_mask[j + 1]) expect(lp).toBe(0); });
-      expect(row.rewards[0]).toBeCloseTo(row.raw_rewards.reduceRight((acc, r) => r + 0.9 * acc, 0), 9);
+      row.packed_logprobs.forEach((lp, j) => {
+        if (row.prompt_mask[j + 1]) expect(lp).toBe(0);
+      });
+      expect(row.rewards[0]).toBeCloseTo(
+        row.raw_rewards.reduceRight((acc, r) => r + 0.9 * acc, 0),
+        9,
+      );
       expect(i).toBeGreaterThanOrEqual(0);
     }
   });
@@ -127,9 +136,17 @@ describe('inference faults injected by the simulated policy', () => {
   it('abandons a hung request at the attempt timeout and finishes on the retry', async () => {
     stack.policy.setFaults({ hangRate: 1 });
     const [request] = trajectoryRequests('hung', stack.problems.slice(16, 17), 1, { turns: 1 });
-    const { handle } = await submitTrajectory(stack.client, { ...request!, timeouts: { generateStartToCloseSeconds: 2, generateHeartbeatSeconds: 1 } });
+    const { handle } = await submitTrajectory(stack.client, {
+      ...request!,
+      timeouts: { generateStartToCloseSeconds: 2, generateHeartbeatSeconds: 1 },
+    });
     const hangsBefore = stack.policy.stats().faults.hang ?? 0;
-    await pollUntil(() => stack.policy.stats().faults.hang ?? 0, { what: 'a hung request', timeoutMs: 60_000, intervalMs: 50, done: (hangs) => hangs !== hangsBefore });
+    await pollUntil(() => stack.policy.stats().faults.hang ?? 0, {
+      what: 'a hung request',
+      timeoutMs: 60_000,
+      intervalMs: 50,
+      done: (hangs) => hangs !== hangsBefore,
+    });
     stack.policy.setFaults({ hangRate: 0 });
     const result = await handle.result();
     expect(result.status).toBe('completed');

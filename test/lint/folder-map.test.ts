@@ -36,10 +36,7 @@ describe('the folder map', () => {
 
   it("the README's architecture section names every folder of src/", () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
-    const section = readme.slice(
-      readme.indexOf('\n## Architecture'),
-      readme.indexOf('\n## ', readme.indexOf('\n## Architecture') + 1),
-    );
+    const section = readme.slice(readme.indexOf('\n## Architecture'), readme.indexOf('\n## ', readme.indexOf('\n## Architecture') + 1));
     expect(section).toContain('docs/architecture.md');
     expect(foldersUnder('src', 1).filter((folder) => !section.includes(`${folder}/`))).toEqual([]);
   });

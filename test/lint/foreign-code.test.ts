@@ -32,19 +32,7 @@ async function pythonLintEnv(): Promise<string> {
   await run(process.env.PYTHON ?? 'python3', ['-m', 'venv', dir], { timeout: 120_000 });
   await run(
     python,
-    [
-      '-m',
-      'pip',
-      '--disable-pip-version-check',
-      '--quiet',
-      'install',
-      '--require-hashes',
-      '--no-deps',
-      '--only-binary',
-      ':all:',
-      '-r',
-      LINT_LOCK,
-    ],
+    ['-m', 'pip', '--disable-pip-version-check', '--quiet', 'install', '--require-hashes', '--no-deps', '--only-binary', ':all:', '-r', LINT_LOCK],
     { timeout: 600_000 },
   );
   await writeFile(marker, hash);
@@ -64,9 +52,7 @@ describe('code in other languages, in files of its own', () => {
   it('the sandbox launcher passes ruff and mypy --strict', async () => {
     const python = await pythonLintEnv();
     const ruff = path.join(path.dirname(python), 'ruff');
-    expect(await checked(run(ruff, ['check', '--no-cache', ...PYTHON_SOURCES], { cwd: root }))).toContain(
-      'All checks passed',
-    );
+    expect(await checked(run(ruff, ['check', '--no-cache', ...PYTHON_SOURCES], { cwd: root }))).toContain('All checks passed');
     const cache = await mkdtemp(path.join(os.tmpdir(), 'ratchet-mypy-'));
     try {
       const args = ['-m', 'mypy', '--strict', '--python-version', '3.10', '--cache-dir', cache, ...PYTHON_SOURCES];

@@ -21,8 +21,13 @@ describe('layers of src/', () => {
   });
 
   it('is shown as declared in docs/architecture.md', () => {
-    const section = readFileSync(`${root}docs/architecture.md`, 'utf8').split(/^## Layers$/m)[1]!.split(/^## /m)[0]!;
-    const rows = section.split('\n').filter((line) => /^\| \d+ \|/.test(line)).map((line) => line.split('|').map((cell) => cell.trim()));
+    const section = readFileSync(`${root}docs/architecture.md`, 'utf8')
+      .split(/^## Layers$/m)[1]!
+      .split(/^## /m)[0]!;
+    const rows = section
+      .split('\n')
+      .filter((line) => /^\| \d+ \|/.test(line))
+      .map((line) => line.split('|').map((cell) => cell.trim()));
     const shown = rows.map(([, , name, folders]) => ({ name, folders: [...folders!.matchAll(/`([\w-]+)(?:\/|\.ts)`/g)].map((match) => match[1]) }));
     expect(shown).toEqual(LAYERS.map(({ name, folders }) => ({ name, folders })));
   });
@@ -39,10 +44,12 @@ describe('the layer check', () => {
   });
 
   it('finds folders that import each other, even within a layer', () => {
-    expect(folderCycles([edge('trajectory', 'code'), edge('code', 'verifier'), edge('verifier', 'trajectory'), edge('store', 'trajectory')])).toEqual([
-      "folders code, trajectory, verifier import each other, e.g. code -> verifier -> trajectory -> code: "
-        + "src/code/probe.ts imports '../verifier/probe.js'; src/verifier/probe.ts imports '../trajectory/probe.js'; src/trajectory/probe.ts imports '../code/probe.js'",
-    ]);
+    expect(folderCycles([edge('trajectory', 'code'), edge('code', 'verifier'), edge('verifier', 'trajectory'), edge('store', 'trajectory')])).toEqual(
+      [
+        'folders code, trajectory, verifier import each other, e.g. code -> verifier -> trajectory -> code: ' +
+          "src/code/probe.ts imports '../verifier/probe.js'; src/verifier/probe.ts imports '../trajectory/probe.js'; src/trajectory/probe.ts imports '../code/probe.js'",
+      ],
+    );
     expect(folderCycles([edge('trajectory', 'code'), edge('store', 'trajectory')])).toEqual([]);
   });
 
@@ -53,11 +60,20 @@ describe('the layer check', () => {
       "export { c } from '../c/c.js';",
       "export type * from '../d/d.js';",
       "import '../e/e.js';",
-      "const f = await import(/* webpackMode: \"eager\" */ '../f/f.js');",
+      'const f = await import(/* webpackMode: "eager" */ \'../f/f.js\');',
       "let g: import('../g/g.js').G;",
       "import h = require('../h/h.js');",
-      "export { a, f, g, h };",
+      'export { a, f, g, h };',
     ].join('\n');
-    expect(specifiersOf('probe.ts', text)).toEqual(['./a.js', '../b/b.js', '../c/c.js', '../d/d.js', '../e/e.js', '../f/f.js', '../g/g.js', '../h/h.js']);
+    expect(specifiersOf('probe.ts', text)).toEqual([
+      './a.js',
+      '../b/b.js',
+      '../c/c.js',
+      '../d/d.js',
+      '../e/e.js',
+      '../f/f.js',
+      '../g/g.js',
+      '../h/h.js',
+    ]);
   });
 });

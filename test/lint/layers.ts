@@ -64,9 +64,18 @@ export function specifiersOf(fileName: string, text: string): string[] {
   const visit = (node: ts.Node): void => {
     if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       found.push(node.moduleSpecifier.text);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       found.push(node.moduleReference.expression.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteralLike(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteralLike(node.arguments[0])
+    ) {
       found.push(node.arguments[0].text);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       found.push(node.argument.literal.text);
@@ -81,15 +90,18 @@ export function specifiersOf(fileName: string, text: string): string[] {
 export function folderImports(srcRoot: string): FolderImport[] {
   const files = readdirSync(srcRoot, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && /\.(ts|mts|cts|tsx)$/.test(entry.name))
-    .map((entry) => path.relative(srcRoot, path.join(entry.parentPath, entry.name)).split(path.sep).join('/')).sort();
-  return files.flatMap((file) => specifiersOf(file, readFileSync(path.join(srcRoot, file), 'utf8'))
-    .filter((specifier) => specifier.startsWith('.'))
-    .flatMap((specifier) => {
-      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
-      if (target.startsWith('../')) return [];
-      const edge = { file, specifier, from: folderOf(file), to: folderOf(target.replace(/\.js$/, '.ts')) };
-      return edge.from === edge.to ? [] : [edge];
-    }));
+    .map((entry) => path.relative(srcRoot, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort();
+  return files.flatMap((file) =>
+    specifiersOf(file, readFileSync(path.join(srcRoot, file), 'utf8'))
+      .filter((specifier) => specifier.startsWith('.'))
+      .flatMap((specifier) => {
+        const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), specifier));
+        if (target.startsWith('../')) return [];
+        const edge = { file, specifier, from: folderOf(file), to: folderOf(target.replace(/\.js$/, '.ts')) };
+        return edge.from === edge.to ? [] : [edge];
+      }),
+  );
 }
 
 /** Imports that point up the layers, or that start or end in a folder no layer names. */
@@ -142,8 +154,10 @@ export function folderCycles(imports: readonly FolderImport[]): string[] {
   return components.map((component) => {
     const cycle = component.map((start) => shortestCycle(graph, start, component)).reduce((a, b) => (b.length < a.length ? b : a));
     const steps = cycle.map((from, i) => imports.find((edge) => edge.from === from && edge.to === cycle[(i + 1) % cycle.length])!);
-    return `folders ${component.join(', ')} import each other, e.g. ${[...cycle, cycle[0]].join(' -> ')}: `
-      + steps.map((edge) => `src/${edge.file} imports '${edge.specifier}'`).join('; ');
+    return (
+      `folders ${component.join(', ')} import each other, e.g. ${[...cycle, cycle[0]].join(' -> ')}: ` +
+      steps.map((edge) => `src/${edge.file} imports '${edge.specifier}'`).join('; ')
+    );
   });
 }
 

@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const eslint = new ESLint({
   cwd: root,
-  overrideConfig: { languageOptions: { parserOptions: { project: false, projectService: { allowDefaultProject: ['src/workflows/*.ts', 'scripts/*.ts'] } } } },
+  overrideConfig: {
+    languageOptions: { parserOptions: { project: false, projectService: { allowDefaultProject: ['src/workflows/*.ts', 'scripts/*.ts'] } } },
+  },
 });
 
 async function rulesBroken(filePath: string, code: string): Promise<string[]> {
@@ -17,8 +19,12 @@ async function rulesBroken(filePath: string, code: string): Promise<string[]> {
 
 describe('lint', () => {
   it('forbids Node built-ins in workflow files, with or without the node: prefix', async () => {
-    expect(await rulesBroken('src/workflows/lint-probe.ts', "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\n")).toContain('no-restricted-imports');
-    expect(await rulesBroken('src/workflows/lint-probe.ts', "import crypto from 'crypto';\nexport const c = crypto;\n")).toContain('no-restricted-imports');
+    expect(await rulesBroken('src/workflows/lint-probe.ts', "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\n")).toContain(
+      'no-restricted-imports',
+    );
+    expect(await rulesBroken('src/workflows/lint-probe.ts', "import crypto from 'crypto';\nexport const c = crypto;\n")).toContain(
+      'no-restricted-imports',
+    );
     expect(await rulesBroken('scripts/lint-probe.ts', "import { readFile } from 'node:fs/promises';\nexport const r = readFile;\n")).toEqual([]);
   }, 60_000);
 

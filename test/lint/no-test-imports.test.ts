@@ -28,8 +28,12 @@ function testImportsOf(file: string, text: string): string[] {
 
 describe('no test imports outside test/', () => {
   it('finds an import of test/ when there is one', () => {
-    expect(testImportsOf(path.join(root, 'scripts/x.ts'), "import { startTestStack } from '../test/integration/local-stack.js';")).toEqual(['scripts/x.ts: ../test/integration/local-stack.js']);
-    expect(testImportsOf(path.join(root, 'src/a/b.ts'), "import '../../test/setup-logging.js';\nimport { x } from '../tests.js';")).toEqual(['src/a/b.ts: ../../test/setup-logging.js']);
+    expect(testImportsOf(path.join(root, 'scripts/x.ts'), "import { startTestStack } from '../test/integration/local-stack.js';")).toEqual([
+      'scripts/x.ts: ../test/integration/local-stack.js',
+    ]);
+    expect(testImportsOf(path.join(root, 'src/a/b.ts'), "import '../../test/setup-logging.js';\nimport { x } from '../tests.js';")).toEqual([
+      'src/a/b.ts: ../../test/setup-logging.js',
+    ]);
   });
 
   for (const folder of ['src', 'scripts', 'bench'].filter((name) => existsSync(path.join(root, name)))) {

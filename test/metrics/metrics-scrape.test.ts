@@ -22,18 +22,29 @@ async function startWorker(kind: 'cpu' | 'gpu'): Promise<void> {
   const [metricsPort, sdkPort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [CLI, 'worker', kind], {
     env: {
-      ...process.env, LOG_LEVEL: 'error', TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl, RATCHET_POLICY_URL: stack.policy.url,
-      RATCHET_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`, RATCHET_SDK_METRICS_ADDRESS: `127.0.0.1:${sdkPort}`,
+      ...process.env,
+      LOG_LEVEL: 'error',
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      DATABASE_URL: stack.databaseUrl,
+      RATCHET_POLICY_URL: stack.policy.url,
+      RATCHET_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+      RATCHET_SDK_METRICS_ADDRESS: `127.0.0.1:${sdkPort}`,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   workers.push({ kind, child, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` });
   // The worker says it polls once connected; the metrics server is up before that.
   await pollUntil(() => stderr, {
-    what: `the ${kind} worker to say it polls`, timeoutMs: 90_000, done: (printed) => printed.includes('worker polling'),
-    abortIf: () => { if (child.exitCode !== null) throw new Error(`${kind} worker did not start: ${stderr}`); },
+    what: `the ${kind} worker to say it polls`,
+    timeoutMs: 90_000,
+    done: (printed) => printed.includes('worker polling'),
+    abortIf: () => {
+      if (child.exitCode !== null) throw new Error(`${kind} worker did not start: ${stderr}`);
+    },
   });
 }
 
@@ -60,14 +71,22 @@ function sample(text: string, name: string, labels = ''): number | undefined {
 }
 
 describe('/metrics of the worker processes after a run', () => {
-  it('reports trajectories, turns by verdict and generated tokens as the database has them, plus the SDK\'s own metrics', async () => {
+  it("reports trajectories, turns by verdict and generated tokens as the database has them, plus the SDK's own metrics", async () => {
     const results = await runRollouts(stack.client, trajectoryRequests('metrics', stack.problems.slice(0, 5), 2, { turns: 3 }));
     expect(results.every((r) => r.status === 'completed')).toBe(true);
     const [cpu, gpu] = await Promise.all(workers.map(async (w) => (await fetch(w.metricsUrl)).text()));
-    if (process.env.RATCHET_METRICS_DUMP) for (const [kind, text] of [['cpu', cpu], ['gpu', gpu]]) writeFileSync(`${process.env.RATCHET_METRICS_DUMP}/${kind}.prom`, text!);
+    if (process.env.RATCHET_METRICS_DUMP)
+      for (const [kind, text] of [
+        ['cpu', cpu],
+        ['gpu', gpu],
+      ])
+        writeFileSync(`${process.env.RATCHET_METRICS_DUMP}/${kind}.prom`, text!);
 
-    const { rows: [stored] } = await stack.pool.query(
-      "SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, sum(output_tokens)::int AS tokens FROM trajectories");
+    const {
+      rows: [stored],
+    } = await stack.pool.query(
+      "SELECT count(*) FILTER (WHERE status = 'completed')::int AS completed, sum(output_tokens)::int AS tokens FROM trajectories",
+    );
     expect(stored.completed).toBe(10);
     const { rows: verdicts } = await stack.pool.query('SELECT verdict, count(*)::int AS n FROM monitor_records GROUP BY 1');
     for (const text of [cpu!, gpu!]) {
@@ -89,7 +108,7 @@ describe('/metrics of the worker processes after a run', () => {
     expect(queues.filter((queue) => queue?.startsWith(`${GPU_TASK_QUEUE}@`))).toHaveLength(1);
   });
 
-  it('reports a training run\'s groups, admission capacity and batches as `ratchet runs status` does', async () => {
+  it("reports a training run's groups, admission capacity and batches as `ratchet runs status` does", async () => {
     const stopController = await stack.startController();
     try {
       const run = { runId: 'mrun', maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 4 };

@@ -42,7 +42,9 @@ describe('stored metrics by run', () => {
     const text = await scrape();
     const alpha = await runCounters(db.pool, 'alpha');
     expect(sample(text, 'ratchet_trajectories_total', 'run="alpha",status="completed",failure_type="",failure_class=""')).toBe(alpha.completed);
-    expect(sample(text, 'ratchet_trajectories_total', 'run="alpha",status="failed",failure_type="PolicyUnavailable",failure_class="infrastructure"')).toBe(1);
+    expect(
+      sample(text, 'ratchet_trajectories_total', 'run="alpha",status="failed",failure_type="PolicyUnavailable",failure_class="infrastructure"'),
+    ).toBe(1);
     expect(sample(text, 'ratchet_turns_total', 'run="alpha",verdict="correct"')).toBe(1);
     expect(sample(text, 'ratchet_turns_total', 'run="alpha",verdict="wrong"')).toBe(1);
     expect(sample(text, 'ratchet_turns_total', 'run="beta",verdict="runtime_error"')).toBe(1);

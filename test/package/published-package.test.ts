@@ -12,8 +12,17 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** What the README's trainer code and failure handling name, imported by package name. */
 const README_NAMES = [
-  'RolloutClient', 'arrowFileBytes', 'publishPolicyVersion', 'LeaseLost', 'UnknownBatch', 'PolicyUnavailable',
-  'PolicyRejectedRequest', 'PolicyProtocolError', 'DatabaseUnavailable', 'InvalidTrajectoryRequest', 'FailureType',
+  'RolloutClient',
+  'arrowFileBytes',
+  'publishPolicyVersion',
+  'LeaseLost',
+  'UnknownBatch',
+  'PolicyUnavailable',
+  'PolicyRejectedRequest',
+  'PolicyProtocolError',
+  'DatabaseUnavailable',
+  'InvalidTrajectoryRequest',
+  'FailureType',
 ];
 
 let scratch: string;

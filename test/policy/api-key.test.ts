@@ -28,7 +28,9 @@ for (const kind of ['sglang', 'vllm'] as const) {
     it('sends the key as a bearer token on every request', async () => {
       const backend = createBackend(kind, gate.url, KEY);
       const tokens: number[] = [];
-      await backend.generate({ inputIds: PROMPT, maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: `${kind}-auth` }, (chunk) => tokens.push(...chunk.ids));
+      await backend.generate({ inputIds: PROMPT, maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: `${kind}-auth` }, (chunk) =>
+        tokens.push(...chunk.ids),
+      );
       expect(tokens.length).toBeGreaterThan(0);
       expect(await backend.contextWindow()).toBeGreaterThan(0);
       expect(await backend.health()).toBe(true);
@@ -60,7 +62,9 @@ for (const kind of ['sglang', 'vllm'] as const) {
         expect(await backend.contextWindow()).toBeGreaterThan(0);
         expect(basicGate.seen.every((request) => request.authorization === basic)).toBe(true);
         await basicGate.close();
-        const failure = await backend.generate({ inputIds: PROMPT, maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: `${kind}-down` }, () => undefined).catch((error: unknown) => error);
+        const failure = await backend
+          .generate({ inputIds: PROMPT, maxNewTokens: 4, sampling: DEFAULT_SAMPLING, requestId: `${kind}-down` }, () => undefined)
+          .catch((error: unknown) => error);
         expect(String(failure)).toContain('unavailable');
         expect(`${String(failure)} ${JSON.stringify(failure)}`).not.toContain(password);
         expect(`${String(failure)}`).not.toContain(encodeURIComponent(password));

@@ -39,12 +39,22 @@ export interface ContractServer {
 export function runBackendContract(name: string, start: () => Promise<ContractServer>): void {
   describe(`${name} backend contract`, () => {
     let server: ContractServer;
-    beforeAll(async () => { server = await start(); });
+    beforeAll(async () => {
+      server = await start();
+    });
     afterEach(() => server.setFault('none'));
-    afterAll(async () => { await server?.close(); });
+    afterAll(async () => {
+      await server?.close();
+    });
 
     function request(overrides: Partial<StreamRequest> = {}): StreamRequest {
-      return { inputIds: server.prompt, maxNewTokens: server.longRequestTokens ?? 1024, sampling: DEFAULT_SAMPLING, requestId: `contract-${randomUUID()}`, ...overrides };
+      return {
+        inputIds: server.prompt,
+        maxNewTokens: server.longRequestTokens ?? 1024,
+        sampling: DEFAULT_SAMPLING,
+        requestId: `contract-${randomUUID()}`,
+        ...overrides,
+      };
     }
 
     async function collect(req: StreamRequest, onChunk?: (chunk: TokenChunk, all: TokenChunk[]) => void) {
@@ -90,8 +100,10 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
 
     // Only a prompt that alone overflows the window is refused by every server: vLLM caps max_tokens to the room
     // left (SGLang refuses prompt + max_new_tokens over the window), and the worker budgets to the window anyway.
-    it('rejects a prompt longer than the window as PolicyRejectedRequest with the server\'s message', async () => {
-      const failure = collect(request({ inputIds: Array.from({ length: server.contextWindow + 1 }, (_, i) => server.prompt[i % server.prompt.length]!), maxNewTokens: 8 }));
+    it("rejects a prompt longer than the window as PolicyRejectedRequest with the server's message", async () => {
+      const failure = collect(
+        request({ inputIds: Array.from({ length: server.contextWindow + 1 }, (_, i) => server.prompt[i % server.prompt.length]!), maxNewTokens: 8 }),
+      );
       await expect(failure).rejects.toBeInstanceOf(PolicyRejectedRequest);
       await expect(failure).rejects.toThrow(/maximum context length/);
     });
@@ -109,7 +121,7 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
       expect(delivered).toEqual(server.served(req.requestId)!.sentIds.slice(0, delivered.length));
     });
 
-    it('stops the request on the server when the caller\'s signal aborts', async () => {
+    it("stops the request on the server when the caller's signal aborts", async () => {
       const controller = new AbortController();
       // As long as the window allows (SGLang wants one token of room), so that no server finishes it before the
       // disconnect reaches it: a tiny CPU model streams a short request whole before the first chunk's abort
@@ -122,7 +134,9 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
 
     it('ends a stream aborted by request id with abort, after the tokens so far', async () => {
       const req = request();
-      const { end, ids } = await collect(req, (_, all) => { if (all.length === 1) void server.backend.abort(req.requestId); });
+      const { end, ids } = await collect(req, (_, all) => {
+        if (all.length === 1) void server.backend.abort(req.requestId);
+      });
       expect(end.finishReason).toBe('abort');
       expect(ids.length).toBeGreaterThan(0);
       expect(ids).toEqual(server.served(req.requestId)!.sentIds.slice(0, ids.length));
@@ -132,7 +146,9 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
     it('ends a stream with abort when the weights are updated under it, keeping the tokens before', async () => {
       const req = request();
       let update: Promise<void> | undefined;
-      const { end, ids, chunks } = await collect(req, (_, all) => { if (all.length === 1) update = server.backend.updateWeights(11, server.checkpoint(11)); });
+      const { end, ids, chunks } = await collect(req, (_, all) => {
+        if (all.length === 1) update = server.backend.updateWeights(11, server.checkpoint(11));
+      });
       await update;
       expect(end.finishReason).toBe('abort');
       expect(ids.length).toBeGreaterThan(0);
@@ -146,7 +162,7 @@ export function runBackendContract(name: string, start: () => Promise<ContractSe
       for (const chunk of chunks) expect(chunk.weightVersion).toBe(server.reportsWeightVersion ? 12 : undefined);
     });
 
-    it('scores a prompt for the weights proof: null first, then each position\'s finite logprob, the same when asked again, changed by a reload', async () => {
+    it("scores a prompt for the weights proof: null first, then each position's finite logprob, the same when asked again, changed by a reload", async () => {
       const scored = await server.backend.scorePrompt(server.prompt);
       expect(scored).toHaveLength(server.prompt.length);
       expect(scored[0]).toBeNull();

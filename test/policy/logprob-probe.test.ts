@@ -12,7 +12,11 @@ const policies: RunningSimulatedPolicy[] = [];
 
 async function simulated(logprobs: 'processed' | 'raw'): Promise<RunningSimulatedPolicy> {
   const policy = await startSimulatedPolicy(await loadModelTokenizer(), new AnswerBook([]), {
-    ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 1e6, seed: 3, logprobs,
+    ...DEFAULT_SIMULATED_POLICY,
+    faults: NO_FAULTS,
+    tokensPerSecond: 1e6,
+    seed: 3,
+    logprobs,
   });
   policies.push(policy);
   return policy;
@@ -23,22 +27,29 @@ let raw: RunningSimulatedPolicy;
 beforeAll(async () => {
   [processed, raw] = [await simulated('processed'), await simulated('raw')];
 });
-afterAll(async () => { await Promise.all(policies.map((policy) => policy.close())); });
+afterAll(async () => {
+  await Promise.all(policies.map((policy) => policy.close()));
+});
 
 describe('probeServedLogprobs', () => {
-  it('finds a server that returns the sampling distribution\'s logprobs, in six one-token requests', async () => {
+  it("finds a server that returns the sampling distribution's logprobs, in six one-token requests", async () => {
     const before = processed.stats().requests;
     const served = await probeServedLogprobs(new SglangBackend(processed.url));
     expect(served).toMatchObject({ temperature: 'applied', truncation: 'applied' });
     expect(processed.stats().requests - before).toBe(6);
-    expect(processed.stats().recent.slice(-6).every((r) => r.rid.startsWith('ratchet-logprob-probe/') && r.sentIds.length === 1)).toBe(true);
+    expect(
+      processed
+        .stats()
+        .recent.slice(-6)
+        .every((r) => r.rid.startsWith('ratchet-logprob-probe/') && r.sentIds.length === 1),
+    ).toBe(true);
   });
 
-  it('finds a server that returns the model\'s own logprobs whatever the sampling', async () => {
+  it("finds a server that returns the model's own logprobs whatever the sampling", async () => {
     expect(await probeServedLogprobs(new SglangBackend(raw.url))).toMatchObject({ temperature: 'ignored', truncation: 'ignored' });
   });
 
-  it('is undecided, with the server\'s answer as evidence, when the server refuses the probe', async () => {
+  it("is undecided, with the server's answer as evidence, when the server refuses the probe", async () => {
     processed.setFaults({ rejectRate: 1 });
     try {
       const served = await probeServedLogprobs(new SglangBackend(processed.url));

@@ -18,14 +18,18 @@ export interface Generation {
 }
 
 // SGLang's native /generate response: meta_info.output_token_logprobs is a list of (logprob, token_id, text).
-const generateResponse = z.object({
-  output_ids: z.array(z.number().int()),
-  meta_info: z.object({
-    finish_reason: z.union([z.object({ type: z.string() }).passthrough(), z.null()]),
-    output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())),
-    weight_version: z.union([z.number(), z.string()]).optional(),
-  }).passthrough(),
-}).passthrough();
+const generateResponse = z
+  .object({
+    output_ids: z.array(z.number().int()),
+    meta_info: z
+      .object({
+        finish_reason: z.union([z.object({ type: z.string() }).passthrough(), z.null()]),
+        output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number().int()]).rest(z.unknown())),
+        weight_version: z.union([z.number(), z.string()]).optional(),
+      })
+      .passthrough(),
+  })
+  .passthrough();
 
 /** SGLang's non-streaming `/generate` (the simulated policy serves it too); production streams through SglangBackend. */
 export class SglangClient {

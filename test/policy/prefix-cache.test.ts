@@ -5,7 +5,7 @@ import { PREFIX_BLOCK_TOKENS, PrefixCache } from '../../src/policy/simulated/pre
 const tokens = (count: number, from = 1000) => Array.from({ length: count }, (_, i) => from + i);
 
 describe('PrefixCache (vLLM automatic prefix caching)', () => {
-  it('uses vLLM\'s block size of 16 tokens', () => {
+  it("uses vLLM's block size of 16 tokens", () => {
     expect(PREFIX_BLOCK_TOKENS).toBe(16);
     expect(new PrefixCache(1_000).blockTokens).toBe(16);
   });
@@ -20,7 +20,7 @@ describe('PrefixCache (vLLM automatic prefix caching)', () => {
     expect(cache.lookup(prompt)).toBe(32);
   });
 
-  it('hits the whole of an earlier prompt and output that the next turn\'s prompt extends', () => {
+  it("hits the whole of an earlier prompt and output that the next turn's prompt extends", () => {
     const cache = new PrefixCache(10_000);
     const turn1 = [...tokens(37), ...tokens(30, 5000)]; // prompt + output: 67 tokens, 4 whole blocks
     cache.insert(turn1);

@@ -32,12 +32,27 @@ describe('resumable generation', () => {
   it('continues an aborted request from context plus the tokens so far, stamping each token with its version', async () => {
     const { backend, requests } = scriptedBackend([
       { chunks: [{ ids: [10, 11], logprobs: [-0.1, -0.2], weightVersion: 3 }], end: 'abort' },
-      { chunks: [{ ids: [12], logprobs: [-0.3], weightVersion: 4 }, { ids: [13], logprobs: [-0.4] }], end: 'stop' },
+      {
+        chunks: [
+          { ids: [12], logprobs: [-0.3], weightVersion: 4 },
+          { ids: [13], logprobs: [-0.4] },
+        ],
+        end: 'stop',
+      },
     ]);
-    const { output, finishReason } = await generateResumable(backend, { context: [1, 2], maxNewTokens: 10, sampling: DEFAULT_SAMPLING, requestId: 'r' }, { ids: [], logprobs: [], versions: [] }, () => 7, () => undefined);
+    const { output, finishReason } = await generateResumable(
+      backend,
+      { context: [1, 2], maxNewTokens: 10, sampling: DEFAULT_SAMPLING, requestId: 'r' },
+      { ids: [], logprobs: [], versions: [] },
+      () => 7,
+      () => undefined,
+    );
     expect(finishReason).toBe('stop');
     expect(output).toEqual({ ids: [10, 11, 12, 13], logprobs: [-0.1, -0.2, -0.3, -0.4], versions: [3, 3, 4, 7] });
-    expect(requests.map((r) => r.inputIds)).toEqual([[1, 2], [1, 2, 10, 11]]);
+    expect(requests.map((r) => r.inputIds)).toEqual([
+      [1, 2],
+      [1, 2, 10, 11],
+    ]);
     expect(requests.map((r) => r.maxNewTokens)).toEqual([10, 8]);
     expect(new Set(requests.map((r) => r.requestId)).size).toBe(2);
   });
@@ -45,7 +60,13 @@ describe('resumable generation', () => {
   it('resumes from tokens recovered from an earlier attempt and spends only the remaining budget', async () => {
     const { backend, requests } = scriptedBackend([{ chunks: [{ ids: [30, 31], logprobs: [-1, -1] }], end: 'length' }]);
     const start = { ids: [20, 21, 22], logprobs: [-0.5, -0.5, -0.5], versions: [0, 0, 0] };
-    const { output, finishReason } = await generateResumable(backend, { context: [1], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' }, start, () => 0, () => undefined);
+    const { output, finishReason } = await generateResumable(
+      backend,
+      { context: [1], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' },
+      start,
+      () => 0,
+      () => undefined,
+    );
     expect(requests[0]!.inputIds).toEqual([1, 20, 21, 22]);
     expect(requests[0]!.maxNewTokens).toBe(2);
     expect(output.ids).toEqual([20, 21, 22, 30, 31]);
@@ -55,21 +76,48 @@ describe('resumable generation', () => {
 
   it('ends with length without calling the server when the recovered tokens already fill the budget', async () => {
     const { backend, requests } = scriptedBackend([]);
-    const { finishReason } = await generateResumable(backend, { context: [1], maxNewTokens: 2, sampling: DEFAULT_SAMPLING, requestId: 'r' }, { ids: [5, 6], logprobs: [0, 0], versions: [0, 0] }, () => 0, () => undefined);
+    const { finishReason } = await generateResumable(
+      backend,
+      { context: [1], maxNewTokens: 2, sampling: DEFAULT_SAMPLING, requestId: 'r' },
+      { ids: [5, 6], logprobs: [0, 0], versions: [0, 0] },
+      () => 0,
+      () => undefined,
+    );
     expect(finishReason).toBe('length');
     expect(requests).toHaveLength(0);
   });
 
   it('gives up as unavailable when a server keeps aborting without producing tokens', async () => {
     const { backend } = scriptedBackend([]);
-    await expect(generateResumable(backend, { context: [1], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' }, { ids: [], logprobs: [], versions: [] }, () => 0, () => undefined))
-      .rejects.toBeInstanceOf(PolicyUnavailable);
+    await expect(
+      generateResumable(
+        backend,
+        { context: [1], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' },
+        { ids: [], logprobs: [], versions: [] },
+        () => 0,
+        () => undefined,
+      ),
+    ).rejects.toBeInstanceOf(PolicyUnavailable);
   });
 
   it('reports progress after every chunk', async () => {
-    const { backend } = scriptedBackend([{ chunks: [{ ids: [1], logprobs: [0] }, { ids: [2], logprobs: [0] }], end: 'stop' }]);
+    const { backend } = scriptedBackend([
+      {
+        chunks: [
+          { ids: [1], logprobs: [0] },
+          { ids: [2], logprobs: [0] },
+        ],
+        end: 'stop',
+      },
+    ]);
     const seen: number[] = [];
-    await generateResumable(backend, { context: [9], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' }, { ids: [], logprobs: [], versions: [] }, () => 0, (o) => seen.push(o.ids.length));
+    await generateResumable(
+      backend,
+      { context: [9], maxNewTokens: 5, sampling: DEFAULT_SAMPLING, requestId: 'r' },
+      { ids: [], logprobs: [], versions: [] },
+      () => 0,
+      (o) => seen.push(o.ids.length),
+    );
     expect(seen).toEqual([1, 2]);
   });
 
@@ -79,10 +127,21 @@ describe('resumable generation', () => {
       { chunks: [{ ids: [2], logprobs: [-1] }], end: 'stop', cachedTokens: 48 },
     ]);
     const request = { context: [9, 9], maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: 'r' };
-    const resumed = await generateResumable(backend, request, { ids: [], logprobs: [], versions: [] }, () => 0, () => undefined);
+    const resumed = await generateResumable(
+      backend,
+      request,
+      { ids: [], logprobs: [], versions: [] },
+      () => 0,
+      () => undefined,
+    );
     expect(resumed.cachedTokens).toBe(48);
-    const silent = await generateResumable(scriptedBackend([{ chunks: [{ ids: [1], logprobs: [-1] }], end: 'stop' }]).backend, request,
-      { ids: [], logprobs: [], versions: [] }, () => 0, () => undefined);
+    const silent = await generateResumable(
+      scriptedBackend([{ chunks: [{ ids: [1], logprobs: [-1] }], end: 'stop' }]).backend,
+      request,
+      { ids: [], logprobs: [], versions: [] },
+      () => 0,
+      () => undefined,
+    );
     expect(silent).not.toHaveProperty('cachedTokens');
   });
 });

@@ -19,7 +19,9 @@ describe('SGLang stream decoding', () => {
     const decoder = new SglangStreamDecoder('http://sglang');
     expect(idsOf(decoder, chunk([1, 2], [1, 2], 2))).toEqual([1, 2]);
     expect(idsOf(decoder, chunk([1, 2, 3, 4], [1, 2, 3, 4], 4))).toEqual([3, 4]);
-    expect(idsOf(decoder, chunk([1, 2, 3, 4], [1, 2, 3, 4], 4, { finish_reason: { type: 'abort', message: 'Abort', status_code: null } }))).toEqual([]);
+    expect(idsOf(decoder, chunk([1, 2, 3, 4], [1, 2, 3, 4], 4, { finish_reason: { type: 'abort', message: 'Abort', status_code: null } }))).toEqual(
+      [],
+    );
   });
 
   it('takes incremental chunks as they come', () => {
@@ -37,10 +39,19 @@ describe('SGLang stream decoding', () => {
 
   it('splits a chunk by the weight_versions spans of recent SGLang', () => {
     const decoder = new SglangStreamDecoder('http://sglang');
-    const { chunks } = decoder.decode(chunk([1, 2, 3], [1, 2, 3], 3, {
-      weight_version: '8', weight_versions: [{ version: '7', start: 0, end: 2 }, { version: '8', start: 2, end: 3 }],
-    }));
-    expect(chunks.map((c) => [c.ids, c.weightVersion])).toEqual([[[1, 2], 7], [[3], 8]]);
+    const { chunks } = decoder.decode(
+      chunk([1, 2, 3], [1, 2, 3], 3, {
+        weight_version: '8',
+        weight_versions: [
+          { version: '7', start: 0, end: 2 },
+          { version: '8', start: 2, end: 3 },
+        ],
+      }),
+    );
+    expect(chunks.map((c) => [c.ids, c.weightVersion])).toEqual([
+      [[1, 2], 7],
+      [[3], 8],
+    ]);
   });
 
   it('maps finish reasons, and aborts with an HTTP status to typed errors', () => {
@@ -54,7 +65,9 @@ describe('SGLang stream decoding', () => {
 
   it('turns an error event into PolicyRejectedRequest with its message', () => {
     const decoder = new SglangStreamDecoder('http://sglang');
-    expect(() => decoder.decode({ error: { message: 'The input (9000 tokens) is longer than the model\'s context length' } })).toThrow(/context length/);
+    expect(() => decoder.decode({ error: { message: "The input (9000 tokens) is longer than the model's context length" } })).toThrow(
+      /context length/,
+    );
   });
 
   it('refuses chunks whose counts or logprob ids disagree', () => {

@@ -12,7 +12,14 @@ const problems: Problem[] = [{ qid: 'p-1', problem: 'What is $6 \\times 7$?', go
 /** The simulated policy, paced slowly enough (about 20 ms a chunk) for a test to act mid-stream. */
 async function simulatedServer(overrides: Partial<SimulatedPolicyConfig>): Promise<ContractServer> {
   const tokenizer = await loadModelTokenizer();
-  const config: SimulatedPolicyConfig = { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 400, chunkTokens: 8, seed: 11, ...overrides };
+  const config: SimulatedPolicyConfig = {
+    ...DEFAULT_SIMULATED_POLICY,
+    faults: NO_FAULTS,
+    tokensPerSecond: 400,
+    chunkTokens: 8,
+    seed: 11,
+    ...overrides,
+  };
   const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), config);
   return {
     backend: new SglangBackend(policy.url),
@@ -31,4 +38,6 @@ async function simulatedServer(overrides: Partial<SimulatedPolicyConfig>): Promi
 }
 
 runBackendContract('SglangBackend against the simulated policy', () => simulatedServer({}));
-runBackendContract('SglangBackend against the simulated policy with incremental streaming', () => simulatedServer({ incrementalStreamingOutput: true }));
+runBackendContract('SglangBackend against the simulated policy with incremental streaming', () =>
+  simulatedServer({ incrementalStreamingOutput: true }),
+);

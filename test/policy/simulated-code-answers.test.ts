@@ -25,14 +25,22 @@ afterAll(async () => {
 });
 
 async function answers(correctProbability: number): Promise<Array<{ problem: Problem; text: string }>> {
-  const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 1e6, seed: 5, correctProbability });
+  const policy = await startSimulatedPolicy(tokenizer, new AnswerBook(problems), {
+    ...DEFAULT_SIMULATED_POLICY,
+    faults: NO_FAULTS,
+    tokensPerSecond: 1e6,
+    seed: 5,
+    correctProbability,
+  });
   policies.push(policy);
   const client = new SglangClient(policy.url);
-  return Promise.all(problems.map(async (problem) => {
-    const inputIds = problem.code ? codePromptIds(tokenizer, problem.problem) : promptIds(tokenizer, problem.problem);
-    const generation = await client.generate({ inputIds, maxNewTokens: 4096, temperature: 1 });
-    return { problem, text: tokenizer.decodeText(generation.outputIds) };
-  }));
+  return Promise.all(
+    problems.map(async (problem) => {
+      const inputIds = problem.code ? codePromptIds(tokenizer, problem.problem) : promptIds(tokenizer, problem.problem);
+      const generation = await client.generate({ inputIds, maxNewTokens: 4096, temperature: 1 });
+      return { problem, text: tokenizer.decodeText(generation.outputIds) };
+    }),
+  );
 }
 
 describe('the simulated policy on code problems', () => {

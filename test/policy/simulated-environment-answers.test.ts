@@ -9,8 +9,13 @@ const ASSISTANT = '<|im_start|>assistant\n';
 describe('the simulated policy in other environments', () => {
   it('writes nothing (and draws nothing) for a math or code prompt', () => {
     let draws = 0;
-    const random = () => { draws += 1; return 0.5; };
-    expect(writeEnvironmentAnswer('<|im_start|>user\nWhat is 1+1?\nPlease reason step by step.<|im_end|>\n', () => ['2'], true, 2, random)).toBeUndefined();
+    const random = () => {
+      draws += 1;
+      return 0.5;
+    };
+    expect(
+      writeEnvironmentAnswer('<|im_start|>user\nWhat is 1+1?\nPlease reason step by step.<|im_end|>\n', () => ['2'], true, 2, random),
+    ).toBeUndefined();
     expect(draws).toBe(0);
   });
 
@@ -24,7 +29,7 @@ describe('the simulated policy in other environments', () => {
     }
   });
 
-  it('runs a program on a math-python-tool prompt\'s first turn some of the time, and answers after it', () => {
+  it("runs a program on a math-python-tool prompt's first turn some of the time, and answers after it", () => {
     const prompt = `<|im_start|>user\nWhat is 1/2 + 1/4?\n\n${TOOL_INSTRUCTION}<|im_end|>\n${ASSISTANT}`;
     const random = seededRandom(9);
     const first = Array.from({ length: 40 }, () => writeEnvironmentAnswer(prompt, () => ['\\frac{3}{4}'], true, 1, random)!);
@@ -33,6 +38,7 @@ describe('the simulated policy in other environments', () => {
     expect(programs.length).toBeLessThan(40);
     expect(pythonBlocks(programs[0]!).code).toBe('answer = "\\\\frac{3}{4}"\nprint(answer)');
     const later = `${prompt}${programs[0]}<|im_end|>\n<|im_start|>user\n<tool_response>\n\\frac{3}{4}\n</tool_response><|im_end|>\n${ASSISTANT}`;
-    for (let i = 0; i < 10; i++) expect(writeEnvironmentAnswer(later, () => ['\\frac{3}{4}'], true, 1, random)).toMatch(/\\boxed\{\\frac\{3\}\{4\}\}\$\.$/);
+    for (let i = 0; i < 10; i++)
+      expect(writeEnvironmentAnswer(later, () => ['\\frac{3}{4}'], true, 1, random)).toMatch(/\\boxed\{\\frac\{3\}\{4\}\}\$\.$/);
   });
 });

@@ -119,9 +119,11 @@ describe('simulated policy generation', () => {
 });
 
 describe('simulated policy wire protocol', () => {
-  it('answers /generate in SGLang\'s native shape', async () => {
+  it("answers /generate in SGLang's native shape", async () => {
     const { status, json } = await postJson(`${policy.url}/generate`, {
-      input_ids: prompt, sampling_params: { max_new_tokens: 1024, temperature: 1 }, return_logprob: true,
+      input_ids: prompt,
+      sampling_params: { max_new_tokens: 1024, temperature: 1 },
+      return_logprob: true,
     });
     expect(status).toBe(200);
     expect(Array.isArray(json.output_ids)).toBe(true);

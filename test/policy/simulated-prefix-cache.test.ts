@@ -19,8 +19,12 @@ beforeAll(async () => {
   tok = await loadModelTokenizer();
   prompt = promptIds(tok, problems[0]!.problem);
 });
-afterEach(async () => { await Promise.all(started.splice(0).map((policy) => policy.close())); });
-afterAll(async () => { await Promise.all(started.splice(0).map((policy) => policy.close())); });
+afterEach(async () => {
+  await Promise.all(started.splice(0).map((policy) => policy.close()));
+});
+afterAll(async () => {
+  await Promise.all(started.splice(0).map((policy) => policy.close()));
+});
 
 async function start(overrides: Partial<SimulatedPolicyConfig> = {}): Promise<RunningSimulatedPolicy> {
   const policy = await startSimulatedPolicy(tok, new AnswerBook(problems), { ...baseConfig, ...overrides });
@@ -28,22 +32,31 @@ async function start(overrides: Partial<SimulatedPolicyConfig> = {}): Promise<Ru
   return policy;
 }
 
-interface Answer { output_ids: number[]; meta_info: { prompt_tokens: number; cached_tokens: number; finish_reason: { type: string } } }
+interface Answer {
+  output_ids: number[];
+  meta_info: { prompt_tokens: number; cached_tokens: number; finish_reason: { type: string } };
+}
 
 async function generate(policy: RunningSimulatedPolicy, inputIds: number[], maxNewTokens = 1024): Promise<Answer> {
   const response = await fetch(`${policy.url}/generate`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ input_ids: inputIds, sampling_params: { max_new_tokens: maxNewTokens }, return_logprob: true }),
   });
   expect(response.status).toBe(200);
-  return await response.json() as Answer;
+  return (await response.json()) as Answer;
 }
 
 /** The chunks of a streamed /generate, and when the first arrived (ms after the request was sent). */
-async function generateStreamed(policy: RunningSimulatedPolicy, inputIds: number[], maxNewTokens = 1024): Promise<{ chunks: Answer[]; firstChunkMs: number }> {
+async function generateStreamed(
+  policy: RunningSimulatedPolicy,
+  inputIds: number[],
+  maxNewTokens = 1024,
+): Promise<{ chunks: Answer[]; firstChunkMs: number }> {
   const sent = performance.now();
   const response = await fetch(`${policy.url}/generate`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ input_ids: inputIds, sampling_params: { max_new_tokens: maxNewTokens }, return_logprob: true, stream: true }),
   });
   const reader = response.body!.getReader();
@@ -56,7 +69,10 @@ async function generateStreamed(policy: RunningSimulatedPolicy, inputIds: number
     text += decoder.decode(value, { stream: true });
     if (firstChunkMs < 0 && text.includes('data: {')) firstChunkMs = performance.now() - sent;
   }
-  const events = text.split('\n\n').filter(Boolean).map((event) => event.replace(/^data: /, ''));
+  const events = text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((event) => event.replace(/^data: /, ''));
   expect(events.at(-1)).toBe('[DONE]');
   return { chunks: events.slice(0, -1).map((event) => JSON.parse(event) as Answer), firstChunkMs };
 }
@@ -74,7 +90,7 @@ async function metric(policy: RunningSimulatedPolicy, name: string): Promise<num
 const cachedAfter = (promptLength: number, outputLength: number) => Math.floor((promptLength + outputLength - 1) / 16) * 16;
 
 describe('simulated policy prefix cache', () => {
-  it('hits the next turn\'s prompt, which extends the first turn\'s prompt and output, and counts it on /metrics', async () => {
+  it("hits the next turn's prompt, which extends the first turn's prompt and output, and counts it on /metrics", async () => {
     const policy = await start();
     const first = await generate(policy, prompt);
     expect(first.meta_info.cached_tokens).toBe(0);
@@ -91,17 +107,23 @@ describe('simulated policy prefix cache', () => {
     expect(await metric(policy, 'vllm:prefix_cache_hits_total')).toBe(expected);
     expect(await metric(policy, 'vllm:prompt_tokens_total')).toBe(prompt.length + turn2.length);
     expect(await metric(policy, 'vllm:generation_tokens_total')).toBe(policy.stats().generatedTokens);
-    expect(policy.stats()).toMatchObject({ promptTokens: prompt.length + turn2.length, prefixCacheQueries: prompt.length + turn2.length, prefixCacheHits: expected });
+    expect(policy.stats()).toMatchObject({
+      promptTokens: prompt.length + turn2.length,
+      prefixCacheQueries: prompt.length + turn2.length,
+      prefixCacheHits: expected,
+    });
   });
 
-  it('writes /metrics as vLLM\'s prometheus_client does', async () => {
+  it("writes /metrics as vLLM's prometheus_client does", async () => {
     const policy = await start();
     const response = await fetch(`${policy.url}/metrics`);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await response.text();
-    expect(text).toContain('# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.\n'
-      + '# TYPE vllm:prefix_cache_queries_total counter\n'
-      + 'vllm:prefix_cache_queries_total{engine="0",model_name="ratchet/simulated-policy"} 0.0\n');
+    expect(text).toContain(
+      '# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.\n' +
+        '# TYPE vllm:prefix_cache_queries_total counter\n' +
+        'vllm:prefix_cache_queries_total{engine="0",model_name="ratchet/simulated-policy"} 0.0\n',
+    );
     expect(text).toContain('vllm:prefix_cache_hits_total{engine="0",model_name="ratchet/simulated-policy"} 0.0\n');
   });
 
@@ -154,7 +176,9 @@ describe('simulated policy prefix cache', () => {
     const policy = await start();
     const backend = new SglangBackend(policy.url);
     const ids: number[] = [];
-    const first = await backend.generate({ inputIds: prompt, maxNewTokens: 64, sampling: DEFAULT_SAMPLING, requestId: 'turn-0' }, (chunk) => ids.push(...chunk.ids));
+    const first = await backend.generate({ inputIds: prompt, maxNewTokens: 64, sampling: DEFAULT_SAMPLING, requestId: 'turn-0' }, (chunk) =>
+      ids.push(...chunk.ids),
+    );
     expect(first.cachedTokens).toBe(0);
     const next = [...prompt, ...ids, ...prompt];
     const second = await backend.generate({ inputIds: next, maxNewTokens: 8, sampling: DEFAULT_SAMPLING, requestId: 'turn-1' }, () => undefined);

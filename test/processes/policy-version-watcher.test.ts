@@ -14,16 +14,25 @@ import { pollUntil } from '../../src/timing/poll-until.js';
 // Policy versions are global to a database: each test publishes above what the last one left.
 let db: TestDatabase;
 let published = 0;
-const publish = async () => { published += 1; await publishPolicyVersion(db.pool, published, `/checkpoints/step-${published}`); return published; };
+const publish = async () => {
+  published += 1;
+  await publishPolicyVersion(db.pool, published, `/checkpoints/step-${published}`);
+  return published;
+};
 
-beforeAll(async () => { db = await startTestDatabase(); });
-afterAll(async () => { await db?.stop(); });
+beforeAll(async () => {
+  db = await startTestDatabase();
+});
+afterAll(async () => {
+  await db?.stop();
+});
 
-const until = (condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) => pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 50, fatal: () => true });
+const until = (condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) =>
+  pollUntil(condition, { what: String(condition), timeoutMs, intervalMs: 50, fatal: () => true });
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 600));
 
-describe('a GPU worker\'s policy version watcher', () => {
+describe("a GPU worker's policy version watcher", () => {
   it('loads the current version again into a vLLM that restarted on its start-up weights, and only then', async () => {
     const fake = await startFakeVllm();
     const watcher = new PolicyVersionWatcher(db.pool, db.url, new VllmBackend(fake.url), { pollMs: 100, weightProof: 'optional' });

@@ -21,7 +21,10 @@ class TableServer implements InferenceBackend {
   served: (number | null)[] = weights(0);
   loads: string[] = [];
   /** What a load of each path serves (absent: the checkpoint is refused before loading). */
-  constructor(name: string, readonly table: Record<string, (number | null)[] | 'refuse' | 'break'>) {
+  constructor(
+    name: string,
+    readonly table: Record<string, (number | null)[] | 'refuse' | 'break'>,
+  ) {
     this.url = `http://${name}`;
   }
   async updateWeights(_version: number, path?: string): Promise<void> {
@@ -34,9 +37,15 @@ class TableServer implements InferenceBackend {
     }
     this.served = loaded;
   }
-  async scorePrompt(): Promise<(number | null)[]> { return this.served; }
-  async servesWeights(): Promise<boolean> { return true; }
-  async servedWeightVersion(): Promise<string | undefined> { return undefined; }
+  async scorePrompt(): Promise<(number | null)[]> {
+    return this.served;
+  }
+  async servesWeights(): Promise<boolean> {
+    return true;
+  }
+  async servedWeightVersion(): Promise<string | undefined> {
+    return undefined;
+  }
   generate = async () => ({ finishReason: 'stop' as const });
   topLogprobs = async () => [];
   abort = async () => undefined;
@@ -46,12 +55,20 @@ class TableServer implements InferenceBackend {
 
 let db: TestDatabase;
 let version = 0;
-beforeAll(async () => { db = await startTestDatabase(); });
-afterAll(async () => { await db?.stop(); });
+beforeAll(async () => {
+  db = await startTestDatabase();
+});
+afterAll(async () => {
+  await db?.stop();
+});
 
-const until = (condition: () => Promise<boolean>, what: string) => pollUntil(condition, { what, timeoutMs: 10_000, intervalMs: 20, fatal: () => true });
+const until = (condition: () => Promise<boolean>, what: string) =>
+  pollUntil(condition, { what, timeoutMs: 10_000, intervalMs: 20, fatal: () => true });
 const verdictOf = async (server: string, v: number) => {
-  await until(async () => (await servedWeights(db.pool, { version: v })).some((row) => row.server === server && row.verdict !== 'loading'), `verdict on ${v}`);
+  await until(
+    async () => (await servedWeights(db.pool, { version: v })).some((row) => row.server === server && row.verdict !== 'loading'),
+    `verdict on ${v}`,
+  );
   return (await servedWeights(db.pool, { version: v })).find((row) => row.server === server)!;
 };
 
@@ -118,9 +135,14 @@ describe('a GPU worker proving every load', () => {
     const server = new TableServer('breaking', { '/v1': weights(1), '/broken': 'break' });
     const watcher = new PolicyVersionWatcher(db.pool, db.url, server, { pollMs: 50 });
     let release!: () => void;
-    const slow = new Promise<void>((resolve) => { release = resolve; });
+    const slow = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const load = server.updateWeights.bind(server);
-    server.updateWeights = async (v, path) => { if (path === '/v1') await slow; return load(v, path); };
+    server.updateWeights = async (v, path) => {
+      if (path === '/v1') await slow;
+      return load(v, path);
+    };
     await watcher.start();
     try {
       const v1 = ++version;

@@ -28,7 +28,9 @@ afterAll(async () => {
 async function runPython(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; signal: string | null; stderr: string }> {
   const child = spawn(python, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
   const exit = await exitOf(child);
   clearTimeout(timer);
@@ -40,21 +42,31 @@ describe('the Python processes exit cleanly', () => {
     const outcomes: { serve: string; driver: string }[] = [];
     for (let i = 0; i < STOPS; i++) {
       const serve = spawn(python, ['-m', 'ratchet_rollouts.environment_worker', 'serve', GUESS_NUMBER], {
-        env: { ...process.env, TEMPORAL_ADDRESS: temporal.address }, stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, TEMPORAL_ADDRESS: temporal.address },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
-      serve.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-      serve.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+      serve.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      serve.stderr.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
       try {
         await new Promise<void>((resolve, reject) => {
-          const seen = () => { if (output.includes('serving environment guess-number')) resolve(); };
+          const seen = () => {
+            if (output.includes('serving environment guess-number')) resolve();
+          };
           serve.stdout.on('data', seen);
           serve.once('exit', () => reject(new Error(`ratchet-env serve exited before serving: ${output}`)));
         });
         // The driver is a client too: a workflow worker and a client in one short-lived process.
         const driver = await runPython([DRIVER, temporal.address, 'guess-number', '3']);
         const exit = await stopChild(serve, { graceMs: 20_000 });
-        outcomes.push({ serve: `${exit.code ?? exit.signal}${/Fatal Python error/.test(output) ? ' fatal' : ''}`, driver: `${driver.code ?? driver.signal}${/Fatal Python error/.test(driver.stderr) ? ' fatal' : ''}` });
+        outcomes.push({
+          serve: `${exit.code ?? exit.signal}${/Fatal Python error/.test(output) ? ' fatal' : ''}`,
+          driver: `${driver.code ?? driver.signal}${/Fatal Python error/.test(driver.stderr) ? ' fatal' : ''}`,
+        });
       } finally {
         await stopChild(serve, { signal: 'SIGKILL' });
       }

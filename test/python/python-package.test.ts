@@ -23,7 +23,11 @@ let scratch: string;
 // The shared corpus both loaders must agree on: the shipped samples, the edge cases, and shared/data when present.
 const SHARED_DATA = path.resolve('../shared/data');
 const CORPUS = [
-  'data/sample.jsonl', 'data/mixed-sample.jsonl', 'data/code-sample.jsonl', 'data/guess-number-sample.jsonl', 'data/tool-sample.jsonl',
+  'data/sample.jsonl',
+  'data/mixed-sample.jsonl',
+  'data/code-sample.jsonl',
+  'data/guess-number-sample.jsonl',
+  'data/tool-sample.jsonl',
   'python/tests/corpus/edge-cases.jsonl',
   ...(existsSync(SHARED_DATA) ? ['gsm8k_test.jsonl', 'math500.jsonl'].map((name) => path.join(SHARED_DATA, name)).filter(existsSync) : []),
 ].map((file) => path.resolve(file));
@@ -44,7 +48,14 @@ afterAll(async () => {
 });
 
 function pythonEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: 'default', DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'error', ...extra };
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    DATABASE_URL: stack.databaseUrl,
+    LOG_LEVEL: 'error',
+    ...extra,
+  };
 }
 
 describe('the Python package (python/, ratchet_rollouts)', () => {
@@ -54,14 +65,22 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
     for (const [i, file] of CORPUS.entries()) {
       const { problems, errors } = await loadDataset(file);
       const plain = problems.map(({ qid, problem, gold, source, taskId, code, environment, environmentArgs }) => ({
-        qid, problem, gold, source, ...(taskId === undefined ? {} : { taskId }), ...(code ? { code } : {}),
-        ...(environment === undefined ? {} : { environment }), ...(environmentArgs === undefined ? {} : { environmentArgs }),
+        qid,
+        problem,
+        gold,
+        source,
+        ...(taskId === undefined ? {} : { taskId }),
+        ...(code ? { code } : {}),
+        ...(environment === undefined ? {} : { environment }),
+        ...(environmentArgs === undefined ? {} : { environmentArgs }),
       }));
       await writeFile(path.join(problemsDir, `${i}.json`), JSON.stringify({ file, problems: plain, errorLines: errors.map((e) => e.line) }));
     }
     const requestsFile = path.join(scratch, 'python-requests.json');
     const result = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {
-      cwd: PYTHON_PACKAGE_DIR, env: pythonEnv({ RATCHET_TS_PROBLEMS: problemsDir, RATCHET_PY_REQUESTS: requestsFile }), timeout: 480_000,
+      cwd: PYTHON_PACKAGE_DIR,
+      env: pythonEnv({ RATCHET_TS_PROBLEMS: problemsDir, RATCHET_PY_REQUESTS: requestsFile }),
+      timeout: 480_000,
     }).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
     process.stdout.write(`${result.stdout ?? ''}${result.stderr ?? ''}`);
     expect((result as { code?: number }).code ?? 0).toBe(0);
@@ -76,11 +95,21 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
   }, 600_000);
 
   it('runs the Python trainer example end to end: submits, consumes batches as numpy views, publishes and acknowledges', async () => {
-    const { rows: [before] } = await stack.pool.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM policy_versions');
-    const { stdout } = await run(python, [path.join(PYTHON_EXAMPLE_DIR, 'trainer.py'), '--run', 'py', '--prompts', '6', '--samples', '2', '--batch-size', '2', '--steps', '3'], {
-      env: pythonEnv(), timeout: 300_000,
-    });
-    const events = stdout.trim().split('\n').map((line) => JSON.parse(line));
+    const {
+      rows: [before],
+    } = await stack.pool.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM policy_versions');
+    const { stdout } = await run(
+      python,
+      [path.join(PYTHON_EXAMPLE_DIR, 'trainer.py'), '--run', 'py', '--prompts', '6', '--samples', '2', '--batch-size', '2', '--steps', '3'],
+      {
+        env: pythonEnv(),
+        timeout: 300_000,
+      },
+    );
+    const events = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(events[0]).toEqual({ event: 'submitted', groups: 6, trajectories: 12 });
     const steps = events.filter((e) => e.event === 'step');
     expect(steps.map((s) => s.policyVersion)).toEqual([1, 2, 3].map((n) => before!.version + n));
@@ -93,7 +122,9 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
     expect(events.at(-1)).toEqual({ event: 'done', steps: 3, groups: 6, policyVersion: before!.version + 3 });
 
     // What Python started is what Ratchet ran: the requests parsed, the groups were admitted and consumed once.
-    const { rows } = await stack.pool.query(`SELECT count(*) FILTER (WHERE consumed_at IS NOT NULL) AS consumed, count(*) AS groups FROM rollout_groups WHERE run_id = 'py'`);
+    const { rows } = await stack.pool.query(
+      `SELECT count(*) FILTER (WHERE consumed_at IS NOT NULL) AS consumed, count(*) AS groups FROM rollout_groups WHERE run_id = 'py'`,
+    );
     expect(rows[0]).toEqual({ consumed: '6', groups: '6' });
     const { rows: batches } = await stack.pool.query(`SELECT count(*) AS acked FROM rollout_batches WHERE run_id = 'py' AND acked_at IS NOT NULL`);
     expect(batches[0].acked).toBe('3');
@@ -117,7 +148,11 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
       await new Promise((resolve) => setTimeout(resolve, 300)); // a training step
       await client.ack(batch.batchId);
     }
-    const pythonGroups = (await python$).stdout.trim().split('\n').filter(Boolean).flatMap((line) => JSON.parse(line).group_ids as string[]);
+    const pythonGroups = (await python$).stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((line) => JSON.parse(line).group_ids as string[]);
     expect(typescriptGroups.length).toBeGreaterThan(0);
     expect(pythonGroups.length).toBeGreaterThan(0);
     expect(typescriptGroups.filter((group) => pythonGroups.includes(group))).toEqual([]);
@@ -129,10 +164,41 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
     const certs = path.join(scratch, 'tls');
     await mkdir(certs, { recursive: true });
     const openssl = (...args: string[]) => run('openssl', args, { cwd: certs });
-    for (const ca of ['ca', 'other-ca']) await openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${ca}.key`, '-out', `${ca}.pem`, '-days', '2', '-subj', `/CN=ratchet-test-${ca}`);
+    for (const ca of ['ca', 'other-ca'])
+      await openssl(
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        `${ca}.key`,
+        '-out',
+        `${ca}.pem`,
+        '-days',
+        '2',
+        '-subj',
+        `/CN=ratchet-test-${ca}`,
+      );
     await openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
     await writeFile(path.join(certs, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-    await openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext');
+    await openssl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'san.ext',
+    );
     // The key goes where the server can read it, owned by the server's user, 0600 (Postgres refuses a wider key).
     const dataDir: string = (await stack.pool.query('SHOW data_directory')).rows[0].data_directory;
     const owner = await stat(dataDir);
@@ -155,14 +221,24 @@ describe('the Python package (python/, ratchet_rollouts)', () => {
       });
     }
     try {
-      const { rows: [session] } = await tls.query('SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
+      const {
+        rows: [session],
+      } = await tls.query('SELECT ssl, version FROM pg_stat_ssl WHERE pid = pg_backend_pid()');
       expect(session).toMatchObject({ ssl: true, version: expect.stringMatching(/^TLSv1\.[23]$/) });
     } finally {
       await tls.end();
     }
     await expect(openDatabase(verified('other-ca.pem'), { max: 1 })).rejects.toThrow(DatabaseUnavailable);
 
-    const probe = async (ca: string) => JSON.parse((await run(python, [path.join(PYTHON_PACKAGE_DIR, 'tests', 'tls_probe.py'), 'verify-full', path.join(certs, ca)], { env: pythonEnv(), timeout: 60_000 })).stdout);
+    const probe = async (ca: string) =>
+      JSON.parse(
+        (
+          await run(python, [path.join(PYTHON_PACKAGE_DIR, 'tests', 'tls_probe.py'), 'verify-full', path.join(certs, ca)], {
+            env: pythonEnv(),
+            timeout: 60_000,
+          })
+        ).stdout,
+      );
     expect(await probe('ca.pem')).toMatchObject({ connected: true, ssl: true, version: expect.stringMatching(/^TLSv1\.[23]$/) });
     expect(await probe('other-ca.pem')).toMatchObject({ connected: false, error: expect.stringMatching(/certificate verify failed/) });
   }, 120_000);

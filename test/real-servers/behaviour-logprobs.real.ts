@@ -27,7 +27,10 @@ describe('behaviour logprobs against a real vLLM', () => {
     const stopGpuWorker = await stack.startWorkers({ cpu: false, backend: new VllmBackend(vllm.url) });
     try {
       expect(await probeServedLogprobs(new VllmBackend(vllm.url))).toMatchObject({ temperature: 'ignored', truncation: 'ignored' });
-      const [tempered] = await runRollouts(stack.client, trajectoryRequests('raw-tempered', stack.problems.slice(0, 1), 1, { turns: 1, maxNewTokens: 16, temperature: 0.7 }));
+      const [tempered] = await runRollouts(
+        stack.client,
+        trajectoryRequests('raw-tempered', stack.problems.slice(0, 1), 1, { turns: 1, maxNewTokens: 16, temperature: 0.7 }),
+      );
       expect(tempered).toMatchObject({ status: 'failed', failureType: 'RawLogprobsServer', failureClass: 'infrastructure' });
       expect(tempered!.error).toMatch(/--logprobs-mode processed_logprobs/);
       const [refused] = await stack.exported('raw-tempered/', { includeFailed: true });

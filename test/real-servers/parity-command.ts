@@ -50,24 +50,35 @@ export function exportFolder(): Promise<string> {
 /** Writes rows as `ratchet export --format F` does, into a new file in `folder`. */
 export async function exportFile(folder: string, rows: readonly ExportedTrajectory[], format: ExportFormat): Promise<string> {
   const file = path.join(folder, `rows-${++exported}.${format}`);
-  const bytes = format === 'jsonl' ? rows.map((row) => JSON.stringify(row)).join('\n') : format === 'parquet' ? parquetBytes(rows) : arrowFileBytes(rows);
+  const bytes =
+    format === 'jsonl' ? rows.map((row) => JSON.stringify(row)).join('\n') : format === 'parquet' ? parquetBytes(rows) : arrowFileBytes(rows);
   await writeFile(file, bytes);
   return file;
 }
 
 /** Runs `ratchet-parity --json ARGS`; its exit status (1: a bound broken) comes back with the report. */
 export async function runParity(args: readonly string[]): Promise<{ code: number; report: ParityReport; stderr: string }> {
-  const result = await promisify(execFile)(RATCHET_PARITY, ['--json', ...args], { maxBuffer: 1 << 20, env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' } })
-    .then((done) => ({ ...done, code: 0 }), (error: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '', code: error.code ?? -1 }));
+  const result = await promisify(execFile)(RATCHET_PARITY, ['--json', ...args], {
+    maxBuffer: 1 << 20,
+    env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+  }).then(
+    (done) => ({ ...done, code: 0 }),
+    (error: { stdout?: string; stderr?: string; code?: number }) => ({
+      stdout: error.stdout ?? '',
+      stderr: error.stderr ?? '',
+      code: error.code ?? -1,
+    }),
+  );
   if (!result.stdout.trim()) throw new Error(`ratchet-parity ${args.join(' ')} printed no report (exit ${result.code}):\n${result.stderr}`);
   return { code: result.code, report: JSON.parse(result.stdout) as ParityReport, stderr: result.stderr };
 }
 
 /** One line for the test log: the numbers the docs record. */
 export function describeParity(label: string, stats: ParityStats | null | undefined, raw: ParityStats | null | undefined): string {
-  const line = (s: ParityStats | null | undefined) => s
-    ? `|Δ| mean ${s.mean_abs.toExponential(2)}, p99 ${s.p99_abs.toExponential(2)}, max ${s.max_abs.toExponential(2)}, ratio [${s.ratio_min.toFixed(4)}, ${s.ratio_max.toFixed(4)}], k3 ${s.kl_k3.toExponential(2)}`
-    : 'none';
+  const line = (s: ParityStats | null | undefined) =>
+    s
+      ? `|Δ| mean ${s.mean_abs.toExponential(2)}, p99 ${s.p99_abs.toExponential(2)}, max ${s.max_abs.toExponential(2)}, ratio [${s.ratio_min.toFixed(4)}, ${s.ratio_max.toFixed(4)}], k3 ${s.kl_k3.toExponential(2)}`
+      : 'none';
   return `${label}, ${stats?.tokens ?? 0} tokens: at the row's sampling ${line(stats)}; raw (contrast) ${line(raw)}`;
 }
 

@@ -13,7 +13,15 @@ import { startTestStack, type TestStack } from '../integration/local-stack.js';
 import { expectSeedInvariants } from '../../scripts/support/seed-invariants.js';
 import { describeParity, exportFile, exportFolder, runParity, samplingLabel, type ExportFormat } from './parity-command.js';
 import { judgeProbe } from '../../src/policy/weights-proof.js';
-import { PEAKED_MODEL, PEAKED_MODEL_V1, POLICY_MODELS, startVllm, stopStartedServers, VLLM_PYTHON, type RunningVllm } from '../../src/stack/vllm-server.js';
+import {
+  PEAKED_MODEL,
+  PEAKED_MODEL_V1,
+  POLICY_MODELS,
+  startVllm,
+  stopStartedServers,
+  VLLM_PYTHON,
+  type RunningVllm,
+} from '../../src/stack/vllm-server.js';
 import { publisherReference } from './publisher-reference.js';
 
 // The issue's bounds, in float32: what `ratchet-parity --max-mean 0.02 --max-p99 0.1` enforces.
@@ -97,15 +105,20 @@ describe('ratchet-parity against a real vLLM (peaked tiny Qwen3, float32)', () =
   });
 
   it("computes vLLM's processed logprobs exactly: the same logits through vLLM's sampler and processed_logprobs", async () => {
-    const { stdout } = await promisify(execFile)(VLLM_PYTHON, [path.join(import.meta.dirname, 'processed_logprobs_check.py')], { env: { ...process.env, HF_HUB_OFFLINE: '1' } });
+    const { stdout } = await promisify(execFile)(VLLM_PYTHON, [path.join(import.meta.dirname, 'processed_logprobs_check.py')], {
+      env: { ...process.env, HF_HUB_OFFLINE: '1' },
+    });
     const checked = JSON.parse(stdout) as { samplings: number; max_abs: number; mismatches: unknown[] };
     expect(checked.mismatches).toEqual([]);
     expect(checked.samplings).toBeGreaterThanOrEqual(9);
   });
 
-  it('reloads an untied model in place to exactly the next version\'s weights, proven by the probe, and back (issue 33)', async () => {
+  it("reloads an untied model in place to exactly the next version's weights, proven by the probe, and back (issue 33)", async () => {
     const backend = new VllmBackend(vllm.url);
-    const [next, first] = await Promise.all([publisherReference(PEAKED_MODEL_V1, { dtype: 'float32' }), publisherReference(PEAKED_MODEL, { dtype: 'float32' })]);
+    const [next, first] = await Promise.all([
+      publisherReference(PEAKED_MODEL_V1, { dtype: 'float32' }),
+      publisherReference(PEAKED_MODEL, { dtype: 'float32' }),
+    ]);
     expect(judgeProbe(next, await backend.scorePrompt(next.token_ids)).proven).toBe(false);
     await backend.updateWeights(1, PEAKED_MODEL_V1);
     const proof = judgeProbe(next, await backend.scorePrompt(next.token_ids));

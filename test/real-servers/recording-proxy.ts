@@ -28,26 +28,29 @@ export async function startRecordingProxy(upstream: string) {
         served.set(requestId, record);
         if (fault === 'error') return void response.writeHead(502, { 'content-type': 'text/plain' }).end('Bad Gateway');
       }
-      const upstreamRequest = http.request({ host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers }, (upstreamResponse) => {
-        response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.headers);
-        let pending = '';
-        upstreamResponse.on('data', (chunk: Buffer) => {
-          if (record) {
-            pending += chunk.toString('utf8');
-            const events = pending.split('\n\n');
-            pending = events.pop()!;
-            for (const event of events) recordEvent(record, event);
-          }
-          response.write(chunk);
-          if (record && fault === 'drop' && record.sentIds.length > 0) {
-            record.end = 'drop';
-            upstreamRequest.destroy();
-            response.socket?.destroy();
-          }
-        });
-        upstreamResponse.on('end', () => response.end());
-        upstreamResponse.on('error', () => response.destroy());
-      });
+      const upstreamRequest = http.request(
+        { host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers },
+        (upstreamResponse) => {
+          response.writeHead(upstreamResponse.statusCode ?? 502, upstreamResponse.headers);
+          let pending = '';
+          upstreamResponse.on('data', (chunk: Buffer) => {
+            if (record) {
+              pending += chunk.toString('utf8');
+              const events = pending.split('\n\n');
+              pending = events.pop()!;
+              for (const event of events) recordEvent(record, event);
+            }
+            response.write(chunk);
+            if (record && fault === 'drop' && record.sentIds.length > 0) {
+              record.end = 'drop';
+              upstreamRequest.destroy();
+              response.socket?.destroy();
+            }
+          });
+          upstreamResponse.on('end', () => response.end());
+          upstreamResponse.on('error', () => response.destroy());
+        },
+      );
       upstreamRequest.on('error', () => response.destroy());
       response.on('close', () => {
         if (!response.writableFinished) {
@@ -65,19 +68,28 @@ export async function startRecordingProxy(upstream: string) {
     served: (requestId: string) => served.get(requestId),
     /** Every request that passed, in order, with its JSON body. */
     requests: () => [...requests],
-    setFault: (next: FakeFault) => { fault = next; },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    setFault: (next: FakeFault) => {
+      fault = next;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** One SSE event of `/v1/completions`: the tokens it carries (`token_id:<id>`) and its finish reason. */
 function recordEvent(record: ServedRequest, event: string): void {
-  const data = event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+  const data = event
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice(6))
+    .join('\n');
   if (data === '' || data === '[DONE]') return;
-  const json = JSON.parse(data) as { choices?: Array<{ logprobs?: { tokens: string[]; token_logprobs: number[] } | null; finish_reason?: string | null }> };
+  const json = JSON.parse(data) as {
+    choices?: Array<{ logprobs?: { tokens: string[]; token_logprobs: number[] } | null; finish_reason?: string | null }>;
+  };
   for (const choice of json.choices ?? []) {
     record.sentIds.push(...(choice.logprobs?.tokens ?? []).map((token) => Number(token.replace('token_id:', ''))));
     record.sentLogprobs.push(...(choice.logprobs?.token_logprobs ?? []));

@@ -41,7 +41,12 @@ const servers = {
   'the SGLang fake (incremental)': async () => startFakeSglang({ incremental: true }),
   'the simulated policy': async () => {
     const tokenizer = await loadModelTokenizer();
-    return startSimulatedPolicy(tokenizer, new AnswerBook([{ qid: 'p', problem, gold: ['42'], source: 'math' }]), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 2_000, seed: 3 });
+    return startSimulatedPolicy(tokenizer, new AnswerBook([{ qid: 'p', problem, gold: ['42'], source: 'math' }]), {
+      ...DEFAULT_SIMULATED_POLICY,
+      faults: NO_FAULTS,
+      tokensPerSecond: 2_000,
+      seed: 3,
+    });
   },
 };
 
@@ -62,8 +67,14 @@ for (const [name, start] of Object.entries(servers)) {
 
     it('sends /generate bodies whose every field is a GenerateReqInput field, and sampling_params SamplingParams fields', async () => {
       const tokenizer = await loadModelTokenizer();
-      await backend.generate({ inputIds: promptIds(tokenizer, problem), maxNewTokens: 32, sampling: { ...DEFAULT_SAMPLING, temperature: 0.7 }, requestId: 'protocol-1' }, () => undefined);
-      const bodies = proxy.requests().filter((r) => r.path === '/generate').map((r) => r.body as Record<string, unknown>);
+      await backend.generate(
+        { inputIds: promptIds(tokenizer, problem), maxNewTokens: 32, sampling: { ...DEFAULT_SAMPLING, temperature: 0.7 }, requestId: 'protocol-1' },
+        () => undefined,
+      );
+      const bodies = proxy
+        .requests()
+        .filter((r) => r.path === '/generate')
+        .map((r) => r.body as Record<string, unknown>);
       expect(bodies.length).toBeGreaterThan(0);
       for (const body of bodies) {
         expect(protocol.GenerateReqInput).toEqual(expect.arrayContaining(Object.keys(body)));
@@ -71,10 +82,16 @@ for (const [name, start] of Object.entries(servers)) {
       }
     });
 
-    it('sends the logprob probe\'s one-token /generate with only GenerateReqInput and SamplingParams fields', async () => {
+    it("sends the logprob probe's one-token /generate with only GenerateReqInput and SamplingParams fields", async () => {
       // The fakes answer no top logprobs: only the request's shape is checked against them.
-      await backend.topLogprobs({ inputIds: [785, 6722, 315], sampling: { ...DEFAULT_SAMPLING, topK: 2 }, count: 8, requestId: 'protocol-probe' }).catch(() => undefined);
-      const body = proxy.requests().filter((r) => r.path === '/generate').map((r) => r.body as Record<string, unknown>).find((b) => b['rid'] === 'protocol-probe')!;
+      await backend
+        .topLogprobs({ inputIds: [785, 6722, 315], sampling: { ...DEFAULT_SAMPLING, topK: 2 }, count: 8, requestId: 'protocol-probe' })
+        .catch(() => undefined);
+      const body = proxy
+        .requests()
+        .filter((r) => r.path === '/generate')
+        .map((r) => r.body as Record<string, unknown>)
+        .find((b) => b['rid'] === 'protocol-probe')!;
       expect(body).toMatchObject({ return_logprob: true, top_logprobs_num: 8, stream: false });
       expect(protocol.GenerateReqInput).toEqual(expect.arrayContaining(Object.keys(body)));
       expect(protocol.SamplingParams).toEqual(expect.arrayContaining(Object.keys(body['sampling_params'] as object)));
@@ -92,10 +109,20 @@ for (const [name, start] of Object.entries(servers)) {
     it('streams only keys TokenizerManager emits, at the top level and in meta_info', async () => {
       const tokenizer = await loadModelTokenizer();
       const response = await fetch(`${server.url}/generate`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ input_ids: promptIds(tokenizer, problem), sampling_params: { max_new_tokens: 24, temperature: 1 }, return_logprob: true, stream: true, rid: 'protocol-2' }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          input_ids: promptIds(tokenizer, problem),
+          sampling_params: { max_new_tokens: 24, temperature: 1 },
+          return_logprob: true,
+          stream: true,
+          rid: 'protocol-2',
+        }),
       });
-      const events = (await response.text()).split('\n\n').map((e) => e.replace(/^data: /, '')).filter((e) => e !== '' && e !== '[DONE]');
+      const events = (await response.text())
+        .split('\n\n')
+        .map((e) => e.replace(/^data: /, ''))
+        .filter((e) => e !== '' && e !== '[DONE]');
       expect(events.length).toBeGreaterThan(1);
       for (const event of events) {
         const chunk = JSON.parse(event) as { meta_info: Record<string, unknown> };
@@ -109,13 +136,18 @@ for (const [name, start] of Object.entries(servers)) {
 describe('the simulated policy answers a top-logprobs query as TokenizerManager names it', () => {
   it('puts output_top_logprobs, a meta_info key of the sglang package, in its answer', async () => {
     const tokenizer = await loadModelTokenizer();
-    const policy = await startSimulatedPolicy(tokenizer, new AnswerBook([]), { ...DEFAULT_SIMULATED_POLICY, faults: NO_FAULTS, tokensPerSecond: 2_000 });
+    const policy = await startSimulatedPolicy(tokenizer, new AnswerBook([]), {
+      ...DEFAULT_SIMULATED_POLICY,
+      faults: NO_FAULTS,
+      tokensPerSecond: 2_000,
+    });
     try {
       const response = await fetch(`${policy.url}/generate`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ input_ids: [785, 6722, 315], sampling_params: { max_new_tokens: 1 }, return_logprob: true, top_logprobs_num: 4 }),
       });
-      const answer = await response.json() as { meta_info: Record<string, unknown> };
+      const answer = (await response.json()) as { meta_info: Record<string, unknown> };
       expect(protocol.meta_info).toEqual(expect.arrayContaining(Object.keys(answer.meta_info)));
       expect(answer.meta_info['output_top_logprobs']).toHaveLength(1);
     } finally {

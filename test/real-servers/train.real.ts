@@ -43,10 +43,30 @@ afterAll(async () => {
 describe('the PyTorch trainer against a real vLLM', () => {
   it('publishes a version per step that vLLM loads mid-run, with parity at every step and valid rows', { timeout: 480_000 }, async () => {
     const runId = 'train-ci';
-    const events = await runTrainer([
-      'train', '--models', models, '--vllm-url', vllm.url, '--run', runId, '--steps', String(STEPS), '--eta', String(ETA),
-      '--batch-size', '2', '--samples', '4', '--turns', '2', '--temperature', '0.8',
-    ], { TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl }).done;
+    const events = await runTrainer(
+      [
+        'train',
+        '--models',
+        models,
+        '--vllm-url',
+        vllm.url,
+        '--run',
+        runId,
+        '--steps',
+        String(STEPS),
+        '--eta',
+        String(ETA),
+        '--batch-size',
+        '2',
+        '--samples',
+        '4',
+        '--turns',
+        '2',
+        '--temperature',
+        '0.8',
+      ],
+      { TEMPORAL_ADDRESS: stack.temporalAddress, DATABASE_URL: stack.databaseUrl },
+    ).done;
     const steps = events.filter((e) => e.event === 'step');
     const done = events.at(-1) as TrainerEvent;
     console.log(`train.real: ${JSON.stringify(done)}`);

@@ -25,7 +25,12 @@ const MAX_NEW_TOKENS = 96;
 // vLLM's --max-num-seqs in startVllm: the worker takes no more turns than its server batches.
 const SLOTS = 8;
 
-interface Counters { queries: number; hits: number; running: number; finished: number }
+interface Counters {
+  queries: number;
+  hits: number;
+  running: number;
+  finished: number;
+}
 
 interface Phase {
   name: string;
@@ -71,14 +76,14 @@ describe('turn affinity on two real vLLMs with prefix caching', () => {
   });
 
   it('runs the same trajectories with each turn on the server of the turn before', { timeout: 240_000 }, async () => {
-    const phase = phases.affinity = await runPhase('affinity', true);
+    const phase = (phases.affinity = await runPhase('affinity', true));
     // The worker of the turn before had free slots, so a turn fell back to the shared queue only if its attempt failed
     // (a loaded machine): every later turn hit all that its trajectory's history can on the server that ran it
     // (runPhase checks the counters against it; nothing is evicted from a 1 GiB cache, millions of tokens of this model).
     expect(phase.sameServer).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('caches far more of the later turns\' prompts with affinity than without', () => {
+  it("caches far more of the later turns' prompts with affinity than without", () => {
     const { shared, affinity } = phases;
     if (!shared || !affinity) throw new Error('a phase failed: nothing to compare');
     expect(affinity.laterQueries).toBe(shared.laterQueries);
@@ -87,8 +92,10 @@ describe('turn affinity on two real vLLMs with prefix caching', () => {
     const affinityRate = affinity.laterHits.min / affinity.laterQueries;
     const sharedMisses = shared.laterQueries - shared.laterHits.max;
     const affinityMisses = affinity.laterQueries - affinity.laterHits.min;
-    console.log(`turn affinity on 2 vLLMs: later-turn prefix-cache hit rate ${pct(affinityRate)} with affinity, ${pct(sharedRate)} without `
-      + `(×${(affinityRate / sharedRate).toFixed(2)}); prompt tokens recomputed ${affinityMisses} with, ${sharedMisses} without (×${(sharedMisses / affinityMisses).toFixed(2)} fewer)`);
+    console.log(
+      `turn affinity on 2 vLLMs: later-turn prefix-cache hit rate ${pct(affinityRate)} with affinity, ${pct(sharedRate)} without ` +
+        `(×${(affinityRate / sharedRate).toFixed(2)}); prompt tokens recomputed ${affinityMisses} with, ${sharedMisses} without (×${(sharedMisses / affinityMisses).toFixed(2)} fewer)`,
+    );
     // With affinity every later turn ran on its previous turn's server; on the shared queue some did not (and
     // runPhase checked that each phase's hits are exactly what its placement gives).
     expect(affinity.sameServer).toBeGreaterThan(shared.sameServer);
@@ -128,7 +135,10 @@ async function runPhase(name: 'shared' | 'affinity', turnAffinity: boolean): Pro
   const problems = stack.problems.slice(0, TRAJECTORIES);
   expect(new Set(problems.map((p) => p.problem)).size).toBe(TRAJECTORIES);
   const started = Date.now();
-  const results = await runRollouts(stack.client, trajectoryRequests(name, problems, 1, { turns: TURNS, maxNewTokens: MAX_NEW_TOKENS, turnAffinity }));
+  const results = await runRollouts(
+    stack.client,
+    trajectoryRequests(name, problems, 1, { turns: TURNS, maxNewTokens: MAX_NEW_TOKENS, turnAffinity }),
+  );
   const seconds = (Date.now() - started) / 1000;
   expect(results.map((r) => r.status)).toEqual(problems.map(() => 'completed'));
 
@@ -144,7 +154,11 @@ async function runPhase(name: 'shared' | 'affinity', turnAffinity: boolean): Pro
   const queries = sum(rows.flatMap((row) => row.prompt_lens));
   const firstQueries = sum(rows.map((row) => row.prompt_lens[0]!));
   // The counters lag the engine by up to a stats interval: wait until they show every turn's prompt.
-  await until(async () => sum((await Promise.all(servers.map(counters))).map((c, i) => c.queries - before[i]!.queries)) >= queries, 30_000, 'the counters to show the phase');
+  await until(
+    async () => sum((await Promise.all(servers.map(counters))).map((c, i) => c.queries - before[i]!.queries)) >= queries,
+    30_000,
+    'the counters to show the phase',
+  );
   const after = await Promise.all(servers.map(settled));
   const delta = after.map((c, i) => ({ queries: c.queries - before[i]!.queries, hits: c.hits - before[i]!.hits }));
   // Every turn's prompt reached the servers; a loaded machine adds a few more requests (a retried turn, a GPU worker's
@@ -158,16 +172,28 @@ async function runPhase(name: 'shared' | 'affinity', turnAffinity: boolean): Pro
   const placements = await Promise.all(rows.map((row) => servedBy(row.trajectory_id)));
   const later = placements.flatMap((queues) => queues.slice(1).map((queue, i) => queue === queues[i]));
   const phase: Phase = {
-    name, laterQueries, laterHits: { min: hits - bound, max: hits },
-    idealHits: sum(rows.map((row) => expectedLaterHits(row, row.seqlens.map(() => 'one server')))),
+    name,
+    laterQueries,
+    laterHits: { min: hits - bound, max: hits },
+    idealHits: sum(
+      rows.map((row) =>
+        expectedLaterHits(
+          row,
+          row.seqlens.map(() => 'one server'),
+        ),
+      ),
+    ),
     sameServer: later.filter(Boolean).length / later.length,
     expectedHits: sum(rows.map((row, i) => expectedLaterHits(row, placements[i]!))),
   };
-  const rate = phase.laterHits.min === phase.laterHits.max ? pct(hits / laterQueries) : `${pct(phase.laterHits.min / laterQueries)}–${pct(hits / laterQueries)}`;
-  console.log(`turn affinity ${name === 'affinity' ? 'on ' : 'off'}: ${TRAJECTORIES}×${TURNS} turns in ${seconds.toFixed(0)} s; turns ≥ 2: prefix-cache hit rate ${rate} `
-    + `(${hits - bound}${bound ? `–${hits}` : ''} of ${laterQueries} prompt tokens; a server holding all earlier turns: ${pct(phase.idealHits / laterQueries)}), `
-    + `${pct(phase.sameServer)} on the previous turn's server; first turns: ${firstQueries} tokens, at most ${bound} hits; `
-    + `per server queries/hits ${delta.map((d) => `${d.queries}/${d.hits}`).join(', ')}; ${extra} prompt tokens of other requests`);
+  const rate =
+    phase.laterHits.min === phase.laterHits.max ? pct(hits / laterQueries) : `${pct(phase.laterHits.min / laterQueries)}–${pct(hits / laterQueries)}`;
+  console.log(
+    `turn affinity ${name === 'affinity' ? 'on ' : 'off'}: ${TRAJECTORIES}×${TURNS} turns in ${seconds.toFixed(0)} s; turns ≥ 2: prefix-cache hit rate ${rate} ` +
+      `(${hits - bound}${bound ? `–${hits}` : ''} of ${laterQueries} prompt tokens; a server holding all earlier turns: ${pct(phase.idealHits / laterQueries)}), ` +
+      `${pct(phase.sameServer)} on the previous turn's server; first turns: ${firstQueries} tokens, at most ${bound} hits; ` +
+      `per server queries/hits ${delta.map((d) => `${d.queries}/${d.hits}`).join(', ')}; ${extra} prompt tokens of other requests`,
+  );
   // The counters are what the turns' placement says to the token: each later turn hit the blocks its server had
   // computed for the trajectory's earlier turns, and nothing else (the first turns hit at most `bound`).
   expect(hits - phase.expectedHits).toBeGreaterThanOrEqual(0);
@@ -181,11 +207,13 @@ async function runPhase(name: 'shared' | 'affinity', turnAffinity: boolean): Pro
  * short of the prompt's last token (vLLM always computes it).
  */
 function turnZeroHitBound(rows: readonly ExportedTrajectory[]): number {
-  return sum(rows.map((row) => {
-    const prompt = row.packed_input_ids.slice(0, row.prompt_lens[0]);
-    const shared = Math.max(0, ...rows.filter((other) => other !== row).map((other) => commonPrefix(prompt, lastSequence(other))));
-    return blocks(Math.min(shared, prompt.length - 1));
-  }));
+  return sum(
+    rows.map((row) => {
+      const prompt = row.packed_input_ids.slice(0, row.prompt_lens[0]);
+      const shared = Math.max(0, ...rows.filter((other) => other !== row).map((other) => commonPrefix(prompt, lastSequence(other))));
+      return blocks(Math.min(shared, prompt.length - 1));
+    }),
+  );
 }
 
 /**
@@ -196,19 +224,26 @@ function turnZeroHitBound(rows: readonly ExportedTrajectory[]): number {
  */
 function expectedLaterHits(row: ExportedTrajectory, queues: readonly string[]): number {
   const sequences = sequencesOf(row);
-  return sum(sequences.slice(1).map((sequence, i) => {
-    const turn = i + 1;
-    const prompt = sequence.slice(0, row.prompt_lens[turn]);
-    const cached = Math.max(0, ...sequences.slice(0, turn).filter((_, u) => queues[u] === queues[turn])
-      .map((earlier) => Math.min(commonPrefix(prompt, earlier), earlier.length - 1)));
-    return blocks(Math.min(cached, prompt.length - 1));
-  }));
+  return sum(
+    sequences.slice(1).map((sequence, i) => {
+      const turn = i + 1;
+      const prompt = sequence.slice(0, row.prompt_lens[turn]);
+      const cached = Math.max(
+        0,
+        ...sequences
+          .slice(0, turn)
+          .filter((_, u) => queues[u] === queues[turn])
+          .map((earlier) => Math.min(commonPrefix(prompt, earlier), earlier.length - 1)),
+      );
+      return blocks(Math.min(cached, prompt.length - 1));
+    }),
+  );
 }
 
 /** The seed layout packs each turn's whole sequence (its context, then its output) one after another. */
 function sequencesOf(row: ExportedTrajectory): number[][] {
   let offset = 0;
-  return row.seqlens.map((length) => row.packed_input_ids.slice(offset, offset += length));
+  return row.seqlens.map((length) => row.packed_input_ids.slice(offset, (offset += length)));
 }
 
 function lastSequence(row: ExportedTrajectory): number[] {
@@ -218,10 +253,16 @@ function lastSequence(row: ExportedTrajectory): number[] {
 /** The task queue of the worker that generated each turn: each generate activity's result names it. */
 async function servedBy(trajectoryId: string): Promise<string[]> {
   const events = (await stack.client.workflow.getHandle(trajectoryId).fetchHistory()).events ?? [];
-  const generates = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'generate').map((e) => Number(e.eventId)));
+  const generates = new Set(
+    events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'generate').map((e) => Number(e.eventId)),
+  );
   const queues = events
     .filter((e) => e.activityTaskCompletedEventAttributes && generates.has(Number(e.activityTaskCompletedEventAttributes.scheduledEventId)))
-    .map((e) => (JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString('utf8')) as { affinityQueue?: string }).affinityQueue);
+    .map(
+      (e) =>
+        (JSON.parse(Buffer.from(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString('utf8')) as { affinityQueue?: string })
+          .affinityQueue,
+    );
   expect(queues).toHaveLength(TURNS);
   for (const queue of queues) expect(queue).toMatch(/^.*affinity-test\/server-[01]$/);
   return queues as string[];
@@ -236,8 +277,10 @@ async function counters(server: RunningVllm): Promise<Counters> {
     return sum(lines.map((l) => Number(l.slice(l.lastIndexOf(' ') + 1))));
   };
   return {
-    queries: total('vllm:prefix_cache_queries_total'), hits: total('vllm:prefix_cache_hits_total'),
-    running: total('vllm:num_requests_running'), finished: total('vllm:request_success_total'),
+    queries: total('vllm:prefix_cache_queries_total'),
+    hits: total('vllm:prefix_cache_hits_total'),
+    running: total('vllm:num_requests_running'),
+    finished: total('vllm:request_success_total'),
   };
 }
 

@@ -36,13 +36,20 @@ runBackendContract('VllmBackend against a real vLLM (CPU, tiny Qwen3)', async ()
 });
 
 describe('VllmBackend against a real vLLM, beyond the contract', () => {
-  beforeAll(async () => { vllm ??= await startVllm(); });
-  afterAll(async () => { await stopStartedServers(); });
+  beforeAll(async () => {
+    vllm ??= await startVllm();
+  });
+  afterAll(async () => {
+    await stopStartedServers();
+  });
 
   it('answers real logprobs of a random-weight model over the real Qwen3 vocabulary (about ln(1/151936))', async () => {
     const backend = new VllmBackend(server().url);
     const logprobs: number[] = [];
-    const end = await backend.generate({ inputIds: [151644, 872, 198, 151645], maxNewTokens: 16, sampling: DEFAULT_SAMPLING, requestId: `lp-${randomUUID()}` }, (chunk) => logprobs.push(...chunk.logprobs));
+    const end = await backend.generate(
+      { inputIds: [151644, 872, 198, 151645], maxNewTokens: 16, sampling: DEFAULT_SAMPLING, requestId: `lp-${randomUUID()}` },
+      (chunk) => logprobs.push(...chunk.logprobs),
+    );
     expect(end.finishReason).toBe('length');
     expect(logprobs).toHaveLength(16);
     const mean = logprobs.reduce((a, b) => a + b, 0) / logprobs.length;
@@ -53,7 +60,10 @@ describe('VllmBackend against a real vLLM, beyond the contract', () => {
   it('caps max_tokens to the room the window leaves instead of refusing the request', async () => {
     const backend = new VllmBackend(server().url);
     const ids: number[] = [];
-    const end = await backend.generate({ inputIds: Array(MAX_MODEL_LEN - 3).fill(220), maxNewTokens: 50, sampling: DEFAULT_SAMPLING, requestId: `cap-${randomUUID()}` }, (chunk) => ids.push(...chunk.ids));
+    const end = await backend.generate(
+      { inputIds: Array(MAX_MODEL_LEN - 3).fill(220), maxNewTokens: 50, sampling: DEFAULT_SAMPLING, requestId: `cap-${randomUUID()}` },
+      (chunk) => ids.push(...chunk.ids),
+    );
     expect(end.finishReason).toBe('length');
     expect(ids).toHaveLength(3);
   });
@@ -62,14 +72,16 @@ describe('VllmBackend against a real vLLM, beyond the contract', () => {
     const backend = new VllmBackend(server().url);
     const requestId = `gauge-${randomUUID()}`;
     let seen = 0;
-    const generation = backend.generate({ inputIds: [151644, 872, 198], maxNewTokens: 1500, sampling: DEFAULT_SAMPLING, requestId }, (chunk) => { seen += chunk.ids.length; });
+    const generation = backend.generate({ inputIds: [151644, 872, 198], maxNewTokens: 1500, sampling: DEFAULT_SAMPLING, requestId }, (chunk) => {
+      seen += chunk.ids.length;
+    });
     await until(async () => seen > 5 && (await server().metrics()).running === 1, 20_000);
     await backend.abort(requestId);
     expect((await generation).finishReason).toBe('abort');
     await until(async () => (await server().metrics()).running === 0, 10_000);
   });
 
-  it('reloads a version published without a weights path from the served model\'s own directory', async () => {
+  it("reloads a version published without a weights path from the served model's own directory", async () => {
     await expect(new VllmBackend(server().url).updateWeights(99)).resolves.toBeUndefined();
   });
 });

@@ -34,7 +34,9 @@ beforeAll(async () => {
   [withExtension, withoutExtension, refV0, refV1, db] = await Promise.all([
     startVllm({ model: V0, dtype: 'float32' }),
     startVllm({ model: V1, dtype: 'float32', workerExtension: null }),
-    reference(V0), reference(V1), startTestDatabase(),
+    reference(V0),
+    reference(V1),
+    startTestDatabase(),
   ]);
   scratch = await mkdtemp(path.join(os.tmpdir(), 'ratchet-weights-'));
 });
@@ -44,7 +46,8 @@ afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
-const until = (condition: () => boolean | Promise<boolean>, what: string) => pollUntil(condition, { what, timeoutMs: 60_000, intervalMs: 100, fatal: () => true });
+const until = (condition: () => boolean | Promise<boolean>, what: string) =>
+  pollUntil(condition, { what, timeoutMs: 60_000, intervalMs: 100, fatal: () => true });
 
 async function publish(weights: string | undefined, ref?: ProbeReference): Promise<number> {
   published += 1;
@@ -53,7 +56,10 @@ async function publish(weights: string | undefined, ref?: ProbeReference): Promi
 }
 
 async function decided(server: string, version: number) {
-  await until(async () => (await servedWeights(db.pool, { version })).some((row) => row.server === server && row.verdict !== 'loading'), `a verdict on version ${version}`);
+  await until(
+    async () => (await servedWeights(db.pool, { version })).some((row) => row.server === server && row.verdict !== 'loading'),
+    `a verdict on version ${version}`,
+  );
   return (await servedWeights(db.pool, { version })).find((row) => row.server === server)!;
 }
 
@@ -64,15 +70,18 @@ async function probe(backend: VllmBackend, ref: ProbeReference) {
 
 async function greedy(backend: VllmBackend, ids: number[]) {
   const out = { ids: [] as number[], logprobs: [] as number[] };
-  await backend.generate({ inputIds: ids, maxNewTokens: 24, sampling: samplingOf({ temperature: 0 }), requestId: `greedy-${Date.now()}-${Math.random()}` }, (chunk) => {
-    out.ids.push(...chunk.ids);
-    out.logprobs.push(...chunk.logprobs);
-  });
+  await backend.generate(
+    { inputIds: ids, maxNewTokens: 24, sampling: samplingOf({ temperature: 0 }), requestId: `greedy-${Date.now()}-${Math.random()}` },
+    (chunk) => {
+      out.ids.push(...chunk.ids);
+      out.logprobs.push(...chunk.logprobs);
+    },
+  );
   return out;
 }
 
 describe('a tied model reloaded in place (real vLLM, float32)', () => {
-  it('vLLM\'s own reload serves a hybrid (new body, start-up head) and the probe refuses it; the server goes back to its start-up weights, proven', async () => {
+  it("vLLM's own reload serves a hybrid (new body, start-up head) and the probe refuses it; the server goes back to its start-up weights, proven", async () => {
     const backend = new VllmBackend(withoutExtension.url);
     expect((await probe(backend, refV1)).proven).toBe(true);
     const watcher = new PolicyVersionWatcher(db.pool, db.url, backend, { pollMs: 200 });
@@ -84,7 +93,10 @@ describe('a tied model reloaded in place (real vLLM, float32)', () => {
       expect(row.errorType).toBe('WeightsMismatch');
       // The hybrid is neither version: far from v0's reference (what was published) ...
       expect(row.meanAbsDelta!).toBeGreaterThan(PROOF_BOUNDS.meanAbsDelta * 5);
-      await until(async () => (await serversNow(db.pool)).some((server) => server.server === backend.url && server.version === 0), 'back on version 0');
+      await until(
+        async () => (await serversNow(db.pool)).some((server) => server.server === backend.url && server.version === 0),
+        'back on version 0',
+      );
       expect(await watcher.current()).toBe(0);
       // ... and the start-up weights are what the server serves again.
       expect((await probe(backend, refV1)).proven).toBe(true);
@@ -94,7 +106,7 @@ describe('a tied model reloaded in place (real vLLM, float32)', () => {
     }
   });
 
-  it('Ratchet\'s reload serves exactly the published weights: the probe proves it, and greedy tokens and logprobs equal a server started cold on them', async () => {
+  it("Ratchet's reload serves exactly the published weights: the probe proves it, and greedy tokens and logprobs equal a server started cold on them", async () => {
     const backend = new VllmBackend(withExtension.url);
     const cold = new VllmBackend(withoutExtension.url);
     const watcher = new PolicyVersionWatcher(db.pool, db.url, backend, { pollMs: 200 });
@@ -114,14 +126,19 @@ describe('a tied model reloaded in place (real vLLM, float32)', () => {
       // The held-out check a trainer makes: tokens sampled at T = 1 after the reload, recomputed with the published weights.
       const sampled: number[] = [];
       const logprobs: number[] = [];
-      await backend.generate({ inputIds: prompt, maxNewTokens: 64, sampling: { ...DEFAULT_SAMPLING, temperature: 1 }, requestId: `heldout-${Date.now()}` }, (chunk) => {
-        sampled.push(...chunk.ids);
-        logprobs.push(...chunk.logprobs);
-      });
+      await backend.generate(
+        { inputIds: prompt, maxNewTokens: 64, sampling: { ...DEFAULT_SAMPLING, temperature: 1 }, requestId: `heldout-${Date.now()}` },
+        (chunk) => {
+          sampled.push(...chunk.ids);
+          logprobs.push(...chunk.logprobs);
+        },
+      );
       const recomputed = await reference(V1, [...prompt, ...sampled]);
       const deltas = logprobs.map((logprob, i) => Math.abs(logprob - recomputed.logprobs[prompt.length + i]!));
       const mean = deltas.reduce((a, b) => a + b, 0) / deltas.length;
-      console.log(`held-out check after the reload: mean |Δ| ${mean.toExponential(2)}, max ${Math.max(...deltas).toExponential(2)} over ${deltas.length} tokens; probe ${row.meanAbsDelta} / ${row.maxAbsDelta}`);
+      console.log(
+        `held-out check after the reload: mean |Δ| ${mean.toExponential(2)}, max ${Math.max(...deltas).toExponential(2)} over ${deltas.length} tokens; probe ${row.meanAbsDelta} / ${row.maxAbsDelta}`,
+      );
       expect(mean).toBeLessThan(0.02);
     } finally {
       await watcher.stop();
@@ -148,9 +165,18 @@ describe('a tied model reloaded in place (real vLLM, float32)', () => {
 
       // A generation in flight across the bad publishes: it is aborted by each reload, waits while the load is
       // proven, and resumes under the version the server is shown to serve, never under a refused one.
-      const inFlight = generateResumable(backend, {
-        context: [151644, 872, 198], maxNewTokens: 600, sampling: DEFAULT_SAMPLING, requestId: `inflight-${Date.now()}`,
-      }, { ids: [], logprobs: [], versions: [] }, watcher.current, () => undefined);
+      const inFlight = generateResumable(
+        backend,
+        {
+          context: [151644, 872, 198],
+          maxNewTokens: 600,
+          sampling: DEFAULT_SAMPLING,
+          requestId: `inflight-${Date.now()}`,
+        },
+        { ids: [], logprobs: [], versions: [] },
+        watcher.current,
+        () => undefined,
+      );
 
       const cases: [string, string | undefined, ProbeReference | undefined, string][] = [
         ['an unreadable path', '/nonexistent/checkpoint', refV1, 'CheckpointRefused'],

@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 describe('secrets from files (compose secrets)', () => {
-  it('puts DATABASE_PASSWORD_FILE\'s password into DATABASE_URL, encoded, and masks it from then on', async () => {
+  it("puts DATABASE_PASSWORD_FILE's password into DATABASE_URL, encoded, and masks it from then on", async () => {
     const password = 'p@ss/w%rd#:?';
     await writeFile(path.join(folder, 'db'), `${password}\n`);
     const config = loadConfig({ DATABASE_URL: 'postgres://ratchet@postgres:5432/ratchet', DATABASE_PASSWORD_FILE: path.join(folder, 'db') });

@@ -14,7 +14,9 @@ function alive(pid: number): boolean {
 
 describe('the child-process helper', () => {
   it('stops a child that ignores SIGTERM with SIGKILL once the grace period is over, and reads its status', async () => {
-    const child = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); console.log("ready"); setInterval(() => {}, 1000)'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     await new Promise((resolve) => child.stdout.once('data', resolve));
     const started = performance.now();
     const exit = await stopChild(child, { graceMs: 300 });

@@ -9,19 +9,31 @@ import { EnvironmentModuleError, loadEnvironmentModules } from '../../src/stack/
 import { VerifierPool } from '../../src/verifier/index.js';
 
 let scratch: string;
-beforeAll(async () => { scratch = await mkdtemp(path.join(os.tmpdir(), 'ratchet-env-modules-')); });
-afterAll(async () => { await rm(scratch, { recursive: true, force: true }); });
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'ratchet-env-modules-'));
+});
+afterAll(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
 
 const task = { trajectoryId: 't/q/0', qid: 'q', problem: '', gold: [], seed: 1, args: { word: 'strawberry', letter: 'r' } };
 const action = (text: string) => ({ turn: 0, text, tokenIds: [], finishReason: 'stop' as const, attempt: 1 });
 
-describe('environments of the user\'s own (RATCHET_ENVIRONMENTS)', () => {
-  it('loads the TypeScript example, whose answers pass the check every environment\'s answers pass', async () => {
+describe("environments of the user's own (RATCHET_ENVIRONMENTS)", () => {
+  it("loads the TypeScript example, whose answers pass the check every environment's answers pass", async () => {
     const [letterCount] = await loadEnvironmentModules(['examples/environments/letter-count.mjs']);
     expect(letterCount!.name).toBe('letter-count');
     expect(await letterCount!.reset(task)).toEqual({ messages: [{ role: 'user', content: expect.stringContaining('"r" occur in "strawberry"') }] });
-    expect(checkStepResult(await letterCount!.step(task, action('\\boxed{3}'), undefined), 'step')).toMatchObject({ verdict: 'correct', reward: 1, done: true });
-    expect(checkStepResult(await letterCount!.step(task, action('\\boxed{2}'), undefined), 'step')).toMatchObject({ verdict: 'wrong', reward: -1, done: false });
+    expect(checkStepResult(await letterCount!.step(task, action('\\boxed{3}'), undefined), 'step')).toMatchObject({
+      verdict: 'correct',
+      reward: 1,
+      done: true,
+    });
+    expect(checkStepResult(await letterCount!.step(task, action('\\boxed{2}'), undefined), 'step')).toMatchObject({
+      verdict: 'wrong',
+      reward: -1,
+      done: false,
+    });
     expect(checkStepResult(await letterCount!.step(task, action('three'), undefined), 'step')).toMatchObject({ verdict: 'no_answer', done: false });
   });
 
@@ -31,7 +43,10 @@ describe('environments of the user\'s own (RATCHET_ENVIRONMENTS)', () => {
     await writeFile(notOne, 'export default { name: "x" };');
     await expect(loadEnvironmentModules([notOne])).rejects.toThrow(EnvironmentModuleError);
     const two = path.join(scratch, 'two.mjs');
-    await writeFile(two, 'const env = (name) => ({ name, reset: async () => ({ messages: [] }), step: async () => ({}) });\nexport default [env("a"), env("b")];');
+    await writeFile(
+      two,
+      'const env = (name) => ({ name, reset: async () => ({ messages: [] }), step: async () => ({}) });\nexport default [env("a"), env("b")];',
+    );
     expect((await loadEnvironmentModules([two])).map((e) => e.name)).toEqual(['a', 'b']);
   });
 

@@ -13,10 +13,22 @@ import { storeCompletedTrajectory, type CompletedTrajectory } from '../../src/st
  */
 export const CURVES_RUN = { runId: 'curves', maxHeadOffpolicyness: 1, batchSize: 2, maxConcurrent: 4 };
 
-interface SeedTurn { success: boolean; len: number; versionStart: number; versionEnd: number; cut?: boolean }
+interface SeedTurn {
+  success: boolean;
+  len: number;
+  versionStart: number;
+  versionEnd: number;
+  cut?: boolean;
+}
 
 export const CURVES_MEMBERS: readonly [id: string, turns: SeedTurn[]][] = [
-  ['curves/g1/0', [{ success: false, len: 10, versionStart: 0, versionEnd: 0 }, { success: true, len: 40, versionStart: 0, versionEnd: 0 }]],
+  [
+    'curves/g1/0',
+    [
+      { success: false, len: 10, versionStart: 0, versionEnd: 0 },
+      { success: true, len: 40, versionStart: 0, versionEnd: 0 },
+    ],
+  ],
   ['curves/g1/1', [{ success: true, len: 20, versionStart: 0, versionEnd: 0 }]],
   ['curves/g2/0', [{ success: false, len: 100, versionStart: 1, versionEnd: 1, cut: true }]],
   ['curves/g2/1', [{ success: false, len: 30, versionStart: 1, versionEnd: 2 }]],
@@ -25,13 +37,35 @@ export const CURVES_MEMBERS: readonly [id: string, turns: SeedTurn[]][] = [
 export function curvesTrajectory(id: string, turns: readonly SeedTurn[], runId = CURVES_RUN.runId): CompletedTrajectory {
   const raw = turns.map((t) => (t.success ? 1 : -1));
   return {
-    trajectoryId: id.replace(/^curves\//, `${runId}/`), qid: id.split('/')[1]!, birthTime: 1_730_000_000_000, layout: 'seed', endReason: 'turns', promptIds: [1, 2],
-    packed: { packedInputIds: [], packedLogprobs: [], promptMask: [], seqNoEosMask: turns.map((t) => t.cut ?? false), seqlens: [], promptLens: [], tokenVersions: [] },
+    trajectoryId: id.replace(/^curves\//, `${runId}/`),
+    qid: id.split('/')[1]!,
+    birthTime: 1_730_000_000_000,
+    layout: 'seed',
+    endReason: 'turns',
+    promptIds: [1, 2],
+    packed: {
+      packedInputIds: [],
+      packedLogprobs: [],
+      promptMask: [],
+      seqNoEosMask: turns.map((t) => t.cut ?? false),
+      seqlens: [],
+      promptLens: [],
+      tokenVersions: [],
+    },
     turns: turns.map((t, turn) => ({
-      turn, contextLen: 2, outputLen: t.len, finishReason: t.cut ? 'length' : 'stop', versionStart: t.versionStart, versionEnd: t.versionEnd,
-      verdict: t.success ? 'correct' : 'wrong', success: t.success, feedbackLen: 0,
+      turn,
+      contextLen: 2,
+      outputLen: t.len,
+      finishReason: t.cut ? 'length' : 'stop',
+      versionStart: t.versionStart,
+      versionEnd: t.versionEnd,
+      verdict: t.success ? 'correct' : 'wrong',
+      success: t.success,
+      feedbackLen: 0,
     })),
-    rewards: raw.map((_, i) => raw.slice(i).reduce((sum, r) => sum + r, 0)), rawRewards: raw, texts: [],
+    rewards: raw.map((_, i) => raw.slice(i).reduce((sum, r) => sum + r, 0)),
+    rawRewards: raw,
+    texts: [],
   };
 }
 
@@ -58,9 +92,12 @@ export async function handOutBatch(pool: pg.Pool, runId = CURVES_RUN.runId): Pro
      FROM trajectories t, rollout_groups g WHERE t.trajectory_id = m.trajectory_id AND g.group_id = m.group_id AND g.run_id = $1`,
     [runId, CURVES_RUN.maxHeadOffpolicyness],
   );
-  const { rows: [batch] } = await pool.query<{ batch_id: string }>(
+  const {
+    rows: [batch],
+  } = await pool.query<{ batch_id: string }>(
     `INSERT INTO rollout_batches (batch_id, run_id, consumer, policy_version, groups, trajectories, stale_trajectories, lease_expires_at)
-     VALUES (gen_random_uuid(), $1, 'trainer-0', 2, 2, 4, 2, now() + interval '1 minute') RETURNING batch_id`, [runId],
+     VALUES (gen_random_uuid(), $1, 'trainer-0', 2, 2, 4, 2, now() + interval '1 minute') RETURNING batch_id`,
+    [runId],
   );
   return batch!.batch_id;
 }

@@ -22,7 +22,9 @@ afterAll(async () => {
 
 /** The counts scanned from the rows themselves: what the aggregates must always equal. */
 async function recount(runId: string) {
-  const { rows: [row] } = await db.pool.query(
+  const {
+    rows: [row],
+  } = await db.pool.query(
     `SELECT (SELECT count(*) FROM trajectories WHERE run_id = $1 AND status = 'completed')::int AS completed,
             (SELECT count(*) FROM trajectories WHERE run_id = $1 AND status = 'failed')::int AS failed,
             (SELECT count(*) FROM trajectory_prompts WHERE run_id = $1)::int AS running,
@@ -36,16 +38,22 @@ async function recount(runId: string) {
 
 async function aggregated(runId: string) {
   const run = await readOneRunAggregates(db.pool, runId);
-  const { rows: [turns] } = await db.pool.query('SELECT coalesce(sum(turns), 0)::int AS n FROM run_turn_counts WHERE run_id = $1', [runId]);
+  const {
+    rows: [turns],
+  } = await db.pool.query('SELECT coalesce(sum(turns), 0)::int AS n FROM run_turn_counts WHERE run_id = $1', [runId]);
   return {
-    completed: run.completedTrajectories, failed: run.failedTrajectories, running: run.runningTrajectories, tokens: run.outputTokens,
-    turns: turns.n, submissions: run.recordedSubmissions,
+    completed: run.completedTrajectories,
+    failed: run.failedTrajectories,
+    running: run.runningTrajectories,
+    tokens: run.outputTokens,
+    turns: turns.n,
+    submissions: run.recordedSubmissions,
   };
 }
 
 const trainingRun = (runId: string, maxHeadOffpolicyness = 4): RunConfig => ({ runId, maxHeadOffpolicyness, batchSize: 1, maxConcurrent: 8 });
 
-describe('a run\'s aggregates', () => {
+describe("a run's aggregates", () => {
   it('count each stored trajectory once, however often its persist runs', async () => {
     await complete(db.pool, 'once/a/0', ['wrong', 'correct']);
     await complete(db.pool, 'once/a/1', ['runtime_error']);
@@ -53,25 +61,43 @@ describe('a run\'s aggregates', () => {
     // A persist re-run after the row was stored: the activity answers as before, the store writes nothing.
     await complete(db.pool, 'once/a/0', ['wrong', 'correct']).catch(() => undefined);
     await fail(db.pool, 'once/b/0', 'VerifierError', 'data');
-    expect(await storeFailedTrajectory(db.pool, { trajectoryId: 'once/b/0', qid: 'b', birthTime: 1, layout: 'seed' },
-      { message: 'again', failureType: 'VerifierError', failureClass: 'data', turnsDone: 0 }, [])).toBe(false);
-    await db.pool.query(`INSERT INTO trajectories (trajectory_id, qid, status, layout, num_turns, birth_time) VALUES ('once/a/1', 'a', 'failed', 'seed', 0, 1) ON CONFLICT DO NOTHING`);
+    expect(
+      await storeFailedTrajectory(
+        db.pool,
+        { trajectoryId: 'once/b/0', qid: 'b', birthTime: 1, layout: 'seed' },
+        { message: 'again', failureType: 'VerifierError', failureClass: 'data', turnsDone: 0 },
+        [],
+      ),
+    ).toBe(false);
+    await db.pool.query(
+      `INSERT INTO trajectories (trajectory_id, qid, status, layout, num_turns, birth_time) VALUES ('once/a/1', 'a', 'failed', 'seed', 0, 1) ON CONFLICT DO NOTHING`,
+    );
 
     expect(await aggregated('once')).toEqual(await recount('once'));
     expect(await aggregated('once')).toMatchObject({ completed: 2, failed: 1, running: 0, tokens: 9, turns: 3 });
     const counters = await runCounters(db.pool, 'once');
     expect(counters).toMatchObject({ submitted: 3, queued: 0, running: 0, completed: 2, failed: 1, failedByType: { VerifierError: 1 } });
-    const { rows } = await db.pool.query('SELECT verdict, sum(turns)::int AS turns, sum(successes)::int AS successes FROM run_turn_counts WHERE run_id = $1 GROUP BY 1 ORDER BY 1', ['once']);
-    expect(rows).toEqual([{ verdict: 'correct', turns: 1, successes: 1 }, { verdict: 'runtime_error', turns: 1, successes: 0 }, { verdict: 'wrong', turns: 1, successes: 0 }]);
+    const { rows } = await db.pool.query(
+      'SELECT verdict, sum(turns)::int AS turns, sum(successes)::int AS successes FROM run_turn_counts WHERE run_id = $1 GROUP BY 1 ORDER BY 1',
+      ['once'],
+    );
+    expect(rows).toEqual([
+      { verdict: 'correct', turns: 1, successes: 1 },
+      { verdict: 'runtime_error', turns: 1, successes: 0 },
+      { verdict: 'wrong', turns: 1, successes: 0 },
+    ]);
   });
 
   it('stay exact under concurrent writers of one run: persists, re-runs, starts and submissions at once', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => `busy/q${i}/0`);
     await Promise.all([
       // The first ten race a failure against their own run: one of the two stores the row, the other finds it stored.
-      ...ids.map((id, i) => (i % 4 === 3 ? fail(db.pool, id) : i % 4 === 2 ? start(db.pool, id) : complete(db.pool, id, ['wrong', 'correct'])).catch(() => undefined)),
+      ...ids.map((id, i) =>
+        (i % 4 === 3 ? fail(db.pool, id) : i % 4 === 2 ? start(db.pool, id) : complete(db.pool, id, ['wrong', 'correct'])).catch(() => undefined),
+      ),
       ...ids.slice(0, 10).map((id) => fail(db.pool, id).catch(() => undefined)),
-      recordSubmissions(db.pool, ids), recordSubmissions(db.pool, ids.slice(20)),
+      recordSubmissions(db.pool, ids),
+      recordSubmissions(db.pool, ids.slice(20)),
     ]);
     expect(await aggregated('busy')).toEqual(await recount('busy'));
     const counters = await runCounters(db.pool, 'busy');
@@ -79,7 +105,7 @@ describe('a run\'s aggregates', () => {
     expect(counters.running + counters.completed + counters.failed).toBe(40);
   });
 
-  it('count a plain run\'s backlog from what the client recorded, once, before any worker starts it', async () => {
+  it("count a plain run's backlog from what the client recorded, once, before any worker starts it", async () => {
     const ids = Array.from({ length: 10 }, (_, i) => `backlog/q${i}/0`);
     await recordSubmissions(db.pool, ids);
     await recordSubmissions(db.pool, ids.slice(0, 4)); // resubmitting the run changes nothing
@@ -118,7 +144,13 @@ describe('a run\'s aggregates', () => {
     await acknowledgeBatch(db.pool, batch.batchId);
     await acknowledgeBatch(db.pool, batch.batchId); // twice is harmless, and counts once
     expect(await runCounters(db.pool, run.runId)).toMatchObject({ consumedGroups: 1, consumedTrajectories: 2, staleTrajectories: 2 });
-    expect((await runStatus(db.pool, run.runId))!).toMatchObject({ consumed: 1, consumedTrajectories: 2, staleTrajectories: 2, unconsumed: 0, accepted: 1 });
+    expect((await runStatus(db.pool, run.runId))!).toMatchObject({
+      consumed: 1,
+      consumedTrajectories: 2,
+      staleTrajectories: 2,
+      unconsumed: 0,
+      accepted: 1,
+    });
   });
 
   it('count a cancelled group as cancelled, waiting or running, and never hand it out', async () => {
@@ -134,19 +166,22 @@ describe('a run\'s aggregates', () => {
     // Its members end as the cancelled workflows record them.
     await fail(db.pool, a1!, 'Cancelled', 'infrastructure');
     const { rows } = await db.pool.query(`SELECT group_id, status FROM rollout_groups WHERE run_id = 'cancelled' ORDER BY 1`);
-    expect(rows).toEqual([{ group_id: 'cancelled/a', status: 'cancelled' }, { group_id: 'cancelled/b', status: 'cancelled' }]);
+    expect(rows).toEqual([
+      { group_id: 'cancelled/a', status: 'cancelled' },
+      { group_id: 'cancelled/b', status: 'cancelled' },
+    ]);
     expect((await runStatus(db.pool, run.runId))!).toMatchObject({ waiting: 0, running: 0, accepted: 0, rejected: 0, cancelled: 2, unconsumed: 0 });
     expect(await claimBatch(db.pool, { runId: run.runId, batchSize: 1, consumer: 'test', leaseMs: 60_000, partial: true })).toBeUndefined();
   });
 
-  it('give the current throughput over the last minute beside the run\'s average', async () => {
+  it("give the current throughput over the last minute beside the run's average", async () => {
     await complete(db.pool, 'throughput/a/0', ['correct', 'correct']);
     await complete(db.pool, 'throughput/a/1', ['correct']);
     const counters = await runCounters(db.pool, 'throughput');
     // Two trajectories, nine output tokens, stored within a window of 50 to 60 seconds.
     expect(counters.recentTrajectoriesPerSecond).toBeGreaterThanOrEqual(2 / 60);
     expect(counters.recentTrajectoriesPerSecond).toBeLessThanOrEqual(2 / 50);
-    expect(counters.recentTokensPerSecond).toBeCloseTo(counters.recentTrajectoriesPerSecond * 9 / 2, 6);
+    expect(counters.recentTokensPerSecond).toBeCloseTo((counters.recentTrajectoriesPerSecond * 9) / 2, 6);
     // A run whose trajectories were stored long ago has a run average and no current throughput.
     await db.pool.query(`INSERT INTO trajectories (trajectory_id, qid, status, layout, num_turns, birth_time, output_tokens, finished_at)
       VALUES ('old/a/0', 'a', 'completed', 'seed', 1, extract(epoch FROM now() - interval '2 hours') * 1000, 100, now() - interval '1 hour')`);
@@ -158,8 +193,17 @@ describe('a run\'s aggregates', () => {
     const runs = await listRuns(db.pool, 3);
     expect(runs).toHaveLength(3);
     const all = await listRuns(db.pool);
-    expect(all.map((run) => run.runId)).toEqual(expect.arrayContaining(['once', 'backlog', 'unrecorded', 'consumed', 'cancelled', 'throughput', 'old']));
+    expect(all.map((run) => run.runId)).toEqual(
+      expect.arrayContaining(['once', 'backlog', 'unrecorded', 'consumed', 'cancelled', 'throughput', 'old']),
+    );
     expect(all.at(-1)!.runId).toBe('old');
-    for (const run of all) expect(run.counters).toEqual(await runCounters(db.pool, run.runId).then((c) => ({ ...c, recentTrajectoriesPerSecond: run.counters.recentTrajectoriesPerSecond, recentTokensPerSecond: run.counters.recentTokensPerSecond })));
+    for (const run of all)
+      expect(run.counters).toEqual(
+        await runCounters(db.pool, run.runId).then((c) => ({
+          ...c,
+          recentTrajectoriesPerSecond: run.counters.recentTrajectoriesPerSecond,
+          recentTokensPerSecond: run.counters.recentTokensPerSecond,
+        })),
+      );
   });
 });

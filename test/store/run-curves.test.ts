@@ -21,8 +21,8 @@ afterAll(async () => {
 });
 
 // Every number below is worked out by hand from the fixture in ./curves-run.ts.
-describe('a run\'s curves, kept by migration 012\'s triggers', () => {
-  it('counts success and output length by turn, and per turn by the version of the turn\'s last token', async () => {
+describe("a run's curves, kept by migration 012's triggers", () => {
+  it("counts success and output length by turn, and per turn by the version of the turn's last token", async () => {
     const curves = await runCurves(db.pool, 'curves');
     expect(curves.byTurn).toEqual([
       { turn: 0, samples: 4, successRate: 0.25, meanOutputTokens: 40 },
@@ -39,23 +39,50 @@ describe('a run\'s curves, kept by migration 012\'s triggers', () => {
   it('gives reward, return, truncation and span by the version of the first generated token, with sample counts', async () => {
     const [v0, v1] = await rewardsByVersion(db.pool, 'curves');
     expect(v0).toEqual({
-      version: 0, trajectories: 2, meanReward: 1 / 3, meanReturn: 0.5, anySuccess: 1, meanSpan: 0, maxSpan: 0, straddling: 0,
-      meanOutputTokens: 35, truncatedShare: 0, contextExhausted: 0,
-      byTurn: [{ turn: 0, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 }, { turn: 1, trajectories: 1, successRate: 1, meanReward: 1, truncatedShare: 0 }],
+      version: 0,
+      trajectories: 2,
+      meanReward: 1 / 3,
+      meanReturn: 0.5,
+      anySuccess: 1,
+      meanSpan: 0,
+      maxSpan: 0,
+      straddling: 0,
+      meanOutputTokens: 35,
+      truncatedShare: 0,
+      contextExhausted: 0,
+      byTurn: [
+        { turn: 0, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 },
+        { turn: 1, trajectories: 1, successRate: 1, meanReward: 1, truncatedShare: 0 },
+      ],
     });
     expect(v1).toEqual({
-      version: 1, trajectories: 2, meanReward: -1, meanReturn: -1, anySuccess: 0, meanSpan: 0.5, maxSpan: 1, straddling: 0.5,
-      meanOutputTokens: 65, truncatedShare: 0.5, contextExhausted: 0, byTurn: [{ turn: 0, trajectories: 2, successRate: 0, meanReward: -1, truncatedShare: 0.5 }],
+      version: 1,
+      trajectories: 2,
+      meanReward: -1,
+      meanReturn: -1,
+      anySuccess: 0,
+      meanSpan: 0.5,
+      maxSpan: 1,
+      straddling: 0.5,
+      meanOutputTokens: 65,
+      truncatedShare: 0.5,
+      contextExhausted: 0,
+      byTurn: [{ turn: 0, trajectories: 2, successRate: 0, meanReward: -1, truncatedShare: 0.5 }],
     });
   });
 
   it('counts groups with no training signal and the group-relative advantages R₀ − group mean', async () => {
     const curves = await runCurves(db.pool, 'curves');
-    expect(curves.groupsByVersion).toEqual([{ version: 0, groups: 1, noSignalShare: 0 }, { version: 1, groups: 1, noSignalShare: 1 }]);
+    expect(curves.groupsByVersion).toEqual([
+      { version: 0, groups: 1, noSignalShare: 0 },
+      { version: 1, groups: 1, noSignalShare: 1 },
+    ]);
     // Bars of one 0.05 bin from −0.5 to +0.5: 21 of them, the zero bar in the middle, the empty ones kept.
     expect(curves.advantages).toHaveLength(21);
     expect(curves.advantages.filter((bar) => bar.samples > 0)).toEqual([
-      { from: -0.525, to: -0.475, samples: 1 }, { from: -0.025, to: 0.025, samples: 2 }, { from: 0.475, to: 0.525, samples: 1 },
+      { from: -0.525, to: -0.475, samples: 1 },
+      { from: -0.025, to: 0.025, samples: 2 },
+      { from: 0.475, to: 0.525, samples: 1 },
     ]);
   });
 
@@ -78,9 +105,14 @@ describe('a run\'s curves, kept by migration 012\'s triggers', () => {
     expect(middle.samples).toBe(bins.filter(({ bin }) => Math.abs(bin * 0.05) < middle.to).reduce((sum, bin) => sum + bin.n, 0));
   });
 
-  it('buckets output lengths and sums the time buckets to the run\'s totals', async () => {
+  it("buckets output lengths and sums the time buckets to the run's totals", async () => {
     const curves = await runCurves(db.pool, 'curves');
-    expect(curves.outputLengths).toEqual([{ from: 0, to: 16, turns: 1 }, { from: 16, to: 32, turns: 2 }, { from: 32, to: 48, turns: 1 }, { from: 96, to: 112, turns: 1 }]);
+    expect(curves.outputLengths).toEqual([
+      { from: 0, to: 16, turns: 1 },
+      { from: 16, to: 32, turns: 2 },
+      { from: 32, to: 48, turns: 1 },
+      { from: 96, to: 112, turns: 1 },
+    ]);
     // The four trajectories may straddle a minute: the buckets' weighted sums are what is fixed.
     const sum = (f: (p: (typeof curves.overTime)[number]) => number) => curves.overTime.reduce((s, p) => s + f(p), 0);
     expect(sum((p) => p.samples)).toBe(4);
@@ -105,18 +137,38 @@ describe('a run\'s curves, kept by migration 012\'s triggers', () => {
     // A lease of 1 ms: it has run out by the next claim, which hands the same groups out again.
     expect(await claimBatch(db.pool, { runId: 'curves', batchSize: 2, consumer: 'trainer', leaseMs: 1 })).toBeDefined();
     // g1 was generated under version 0 (2 behind), g2 under 1 (1 behind).
-    expect((await runCurves(db.pool, 'curves')).staleness).toEqual([{ staleness: 1, members: 2 }, { staleness: 2, members: 2 }]);
+    expect((await runCurves(db.pool, 'curves')).staleness).toEqual([
+      { staleness: 1, members: 2 },
+      { staleness: 2, members: 2 },
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 20));
     await publishPolicyVersion(db.pool, 3);
     await claimBatch(db.pool, { runId: 'curves', batchSize: 2, consumer: 'trainer', leaseMs: 60_000 });
-    expect((await runCurves(db.pool, 'curves')).staleness).toEqual([{ staleness: 2, members: 2 }, { staleness: 3, members: 2 }]);
+    expect((await runCurves(db.pool, 'curves')).staleness).toEqual([
+      { staleness: 2, members: 2 },
+      { staleness: 3, members: 2 },
+    ]);
   });
 
   it('counts concurrent stores of one run exactly, without deadlocks between their aggregate rows', async () => {
     const run = { ...CURVES_RUN, runId: 'busy' };
-    const members = Array.from({ length: 48 }, (_, i) => curvesTrajectory(`curves/g${i >> 1}/${i & 1}`,
-      [{ success: i % 3 === 0, len: 10 + i, versionStart: i % 4, versionEnd: i % 4 }, { success: true, len: 5, versionStart: i % 4, versionEnd: i % 4 }], 'busy'));
-    for (const t of members) await joinGroup(db.pool, t.trajectoryId, t.qid, { run, groupId: t.trajectoryId.slice(0, t.trajectoryId.lastIndexOf('/')), size: 2, sample: Number(t.trajectoryId.at(-1)) });
+    const members = Array.from({ length: 48 }, (_, i) =>
+      curvesTrajectory(
+        `curves/g${i >> 1}/${i & 1}`,
+        [
+          { success: i % 3 === 0, len: 10 + i, versionStart: i % 4, versionEnd: i % 4 },
+          { success: true, len: 5, versionStart: i % 4, versionEnd: i % 4 },
+        ],
+        'busy',
+      ),
+    );
+    for (const t of members)
+      await joinGroup(db.pool, t.trajectoryId, t.qid, {
+        run,
+        groupId: t.trajectoryId.slice(0, t.trajectoryId.lastIndexOf('/')),
+        size: 2,
+        sample: Number(t.trajectoryId.at(-1)),
+      });
     await admitGroups(db.pool, 'busy');
     await Promise.all(members.map((t) => storeCompletedTrajectory(db.pool, t)));
     const curves = await runCurves(db.pool, 'busy');
@@ -130,10 +182,15 @@ describe('a run\'s curves, kept by migration 012\'s triggers', () => {
       await db.pool.query(
         `INSERT INTO trajectories (trajectory_id, qid, status, layout, num_turns, birth_time, version_start, version_end, rewards, raw_rewards, successes, finished_at)
          VALUES ($1, 'q', 'completed', 'seed', 1, 0, '{0}', '{0}', '{1}', '{1}', '{t}', date_trunc('hour', now()) - make_interval(hours => $2))`,
-        [`long/q/${hoursAgo}`, hoursAgo]);
+        [`long/q/${hoursAgo}`, hoursAgo],
+      );
     }
     const { overTime } = await runCurves(db.pool, 'long');
-    expect(overTime.map((p) => [(overTime.at(-1)!.time - p.time) / 3_600_000, p.samples])).toEqual([[48, 1], [24, 1], [0, 1]]);
+    expect(overTime.map((p) => [(overTime.at(-1)!.time - p.time) / 3_600_000, p.samples])).toEqual([
+      [48, 1],
+      [24, 1],
+      [0, 1],
+    ]);
     const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM run_hours WHERE run_id = 'long'");
     expect(rows[0].n).toBe(3);
   });

@@ -27,18 +27,61 @@ export async function complete(pool: pg.Pool, trajectoryId: string, verdicts: St
   let context = 2;
   const turns = [];
   for (const [turn, verdict] of verdicts.entries()) {
-    await saveTurnOutput(pool, { trajectoryId, turn, attempt: 1, contextLen: context, outputIds: [3, 3, 3], outputLogprobs: [-1, -1, -1], outputVersions: [version, version, version], finishReason: 'stop', versionStart: version, versionEnd: version });
+    await saveTurnOutput(pool, {
+      trajectoryId,
+      turn,
+      attempt: 1,
+      contextLen: context,
+      outputIds: [3, 3, 3],
+      outputLogprobs: [-1, -1, -1],
+      outputVersions: [version, version, version],
+      finishReason: 'stop',
+      versionStart: version,
+      versionEnd: version,
+    });
     await saveVerdict(pool, trajectoryId, turn, { answerText: '4', extracted: '4', status: verdict });
     await saveFeedback(pool, trajectoryId, turn, [4], verdict === 'correct' ? 'Correct.' : 'Try again.');
-    turns.push({ turn, contextLen: context, outputLen: 3, finishReason: 'stop' as const, versionStart: version, versionEnd: version, verdict, success: verdict === 'correct', feedbackLen: 1 });
+    turns.push({
+      turn,
+      contextLen: context,
+      outputLen: 3,
+      finishReason: 'stop' as const,
+      versionStart: version,
+      versionEnd: version,
+      verdict,
+      success: verdict === 'correct',
+      feedbackLen: 1,
+    });
     context += 4;
   }
   const rewards = turns.map((t) => (t.success ? 1 : -1));
-  await persistTrajectoryActivity(pool)({ trajectoryId, qid: trajectoryId.split('/')[1]!, birthTime: Date.now() - 5_000, layout: 'seed', turns, rewards, rawRewards: rewards });
+  await persistTrajectoryActivity(pool)({
+    trajectoryId,
+    qid: trajectoryId.split('/')[1]!,
+    birthTime: Date.now() - 5_000,
+    layout: 'seed',
+    turns,
+    rewards,
+    rawRewards: rewards,
+  });
 }
 
-export async function fail(pool: pg.Pool, trajectoryId: string, failureType = 'PolicyUnavailable', failureClass: FailureClass = 'infrastructure'): Promise<void> {
-  await persistFailureActivity(pool)({ trajectoryId, qid: trajectoryId.split('/')[1]!, birthTime: Date.now() - 5_000, layout: 'seed', turnsDone: 0, error: `${failureType}: test`, failureType, failureClass });
+export async function fail(
+  pool: pg.Pool,
+  trajectoryId: string,
+  failureType = 'PolicyUnavailable',
+  failureClass: FailureClass = 'infrastructure',
+): Promise<void> {
+  await persistFailureActivity(pool)({
+    trajectoryId,
+    qid: trajectoryId.split('/')[1]!,
+    birthTime: Date.now() - 5_000,
+    layout: 'seed',
+    turnsDone: 0,
+    error: `${failureType}: test`,
+    failureType,
+    failureClass,
+  });
 }
 
 /** One turn's generation as a GPU worker stores it (issue 27): the server that generated it and what it reported cached. */
@@ -58,16 +101,44 @@ export async function completeOnServers(pool: pg.Pool, trajectoryId: string, ser
   const turns = [];
   for (const [turn, server] of served.entries()) {
     const contextLen = 2 + 4 * turn;
-    const verdict = turn === served.length - 1 ? 'correct' as const : 'wrong' as const;
-    const output = { trajectoryId, turn, contextLen, outputIds: [3, 3, 3], outputLogprobs: [-1, -1, -1], outputVersions: [0, 0, 0], finishReason: 'stop' as const, versionStart: 0, versionEnd: 0 };
+    const verdict = turn === served.length - 1 ? ('correct' as const) : ('wrong' as const);
+    const output = {
+      trajectoryId,
+      turn,
+      contextLen,
+      outputIds: [3, 3, 3],
+      outputLogprobs: [-1, -1, -1],
+      outputVersions: [0, 0, 0],
+      finishReason: 'stop' as const,
+      versionStart: 0,
+      versionEnd: 0,
+    };
     if (server.replaces) await saveTurnOutput(pool, { ...output, attempt: 1, ...server.replaces });
     await saveTurnOutput(pool, { ...output, attempt: server.replaces ? 2 : 1, servedBy: server.servedBy, cachedTokens: server.cachedTokens });
     await saveVerdict(pool, trajectoryId, turn, { answerText: '4', extracted: '4', status: verdict });
     await saveFeedback(pool, trajectoryId, turn, [4], 'Try again.');
-    turns.push({ turn, contextLen, outputLen: 3, finishReason: 'stop' as const, versionStart: 0, versionEnd: 0, verdict, success: verdict === 'correct', feedbackLen: 1 });
+    turns.push({
+      turn,
+      contextLen,
+      outputLen: 3,
+      finishReason: 'stop' as const,
+      versionStart: 0,
+      versionEnd: 0,
+      verdict,
+      success: verdict === 'correct',
+      feedbackLen: 1,
+    });
   }
   const rewards = turns.map((t) => (t.success ? 1 : -1));
-  await persistTrajectoryActivity(pool)({ trajectoryId, qid: trajectoryId.split('/')[1]!, birthTime: Date.now() - 5_000, layout: 'seed', turns, rewards, rawRewards: rewards });
+  await persistTrajectoryActivity(pool)({
+    trajectoryId,
+    qid: trajectoryId.split('/')[1]!,
+    birthTime: Date.now() - 5_000,
+    layout: 'seed',
+    turns,
+    rewards,
+    rawRewards: rewards,
+  });
 }
 
 /**

@@ -42,7 +42,8 @@ async function databaseIn(serverUrl: string): Promise<TestDatabase> {
     throw error;
   });
   return {
-    url, pool,
+    url,
+    pool,
     stop: async () => {
       await pool.end().catch(() => undefined);
       // FORCE: a connection a test left open (a CLI child's, a UI server's) must not keep the database alive.
@@ -67,7 +68,8 @@ async function databaseOnItsOwnServer(): Promise<TestDatabase> {
       throw error;
     });
     return {
-      url: postgres.url, pool,
+      url: postgres.url,
+      pool,
       stop: async () => {
         await pool.end().catch(() => undefined);
         await postgres.stop();

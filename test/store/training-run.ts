@@ -30,9 +30,46 @@ export const SEEDED: readonly SeededTrajectory[] = [
 ];
 
 export const STEPS: readonly { step: number; policyVersion: number; metrics: Record<string, number> }[] = [
-  { step: 0, policyVersion: 1, metrics: { loss: 0.9, mean_reward: -0.5, parity_mean_abs: 0.004, parity_p99_abs: 0.03, parity_max_abs: 0.2, version_lag_mean: 0, version_lag_max: 0 } },
-  { step: 1, policyVersion: 2, metrics: { loss: 0.7, mean_reward: 0.25, parity_mean_abs: 0.006, parity_p99_abs: 0.05, parity_max_abs: 0.3, version_lag_mean: 0.5, version_lag_max: 1, grad_norm: 1.5 } },
-  { step: 2, policyVersion: 3, metrics: { loss: 0.6, mean_reward: 0.75, parity_mean_abs: 0.005, parity_p99_abs: 0.12, parity_max_abs: 0.4, version_lag_mean: 1.25, version_lag_max: 3 } },
+  {
+    step: 0,
+    policyVersion: 1,
+    metrics: {
+      loss: 0.9,
+      mean_reward: -0.5,
+      parity_mean_abs: 0.004,
+      parity_p99_abs: 0.03,
+      parity_max_abs: 0.2,
+      version_lag_mean: 0,
+      version_lag_max: 0,
+    },
+  },
+  {
+    step: 1,
+    policyVersion: 2,
+    metrics: {
+      loss: 0.7,
+      mean_reward: 0.25,
+      parity_mean_abs: 0.006,
+      parity_p99_abs: 0.05,
+      parity_max_abs: 0.3,
+      version_lag_mean: 0.5,
+      version_lag_max: 1,
+      grad_norm: 1.5,
+    },
+  },
+  {
+    step: 2,
+    policyVersion: 3,
+    metrics: {
+      loss: 0.6,
+      mean_reward: 0.75,
+      parity_mean_abs: 0.005,
+      parity_p99_abs: 0.12,
+      parity_max_abs: 0.4,
+      version_lag_mean: 1.25,
+      version_lag_max: 3,
+    },
+  },
 ];
 
 export async function seedTrainingRun(pool: pg.Pool): Promise<void> {

@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe('training steps', () => {
-  it('reads a run\'s steps back in step order, unknown metrics kept beside the known ones', async () => {
+  it("reads a run's steps back in step order, unknown metrics kept beside the known ones", async () => {
     const steps = await trainingSteps(db.pool, 'steps');
     expect(steps.map(({ step, policyVersion, metrics }) => ({ step, policyVersion, metrics }))).toEqual(STEPS);
     expect(steps.every((s) => s.runId === 'steps' && s.recordedAt instanceof Date)).toBe(true);
@@ -37,7 +37,9 @@ describe('training steps', () => {
 
   it('refuses a run never submitted to, a negative step and a metric that is not a finite number, naming it', async () => {
     await expect(recordTrainingStep(db.pool, 'no-such-run', 0, 1, {})).rejects.toThrow(UnknownRun);
-    await expect(recordTrainingStep(db.pool, 'steps', -1, 1, {})).rejects.toThrow(new InvalidTrainingStep('training step -1 of run steps: the step must be a non-negative integer, got -1'));
+    await expect(recordTrainingStep(db.pool, 'steps', -1, 1, {})).rejects.toThrow(
+      new InvalidTrainingStep('training step -1 of run steps: the step must be a non-negative integer, got -1'),
+    );
     await expect(recordTrainingStep(db.pool, 'steps', 9, 1, { loss: Number.NaN })).rejects.toThrow(/metric loss is NaN, not a finite number/);
     await expect(recordTrainingStep(db.pool, 'steps', 9, 1, { loss: Infinity })).rejects.toThrow(InvalidTrainingStep);
     expect((await trainingSteps(db.pool, 'steps')).map((s) => s.step)).toEqual([0, 1, 2]);
@@ -46,27 +48,63 @@ describe('training steps', () => {
   it('holds the same rules in Postgres for a client that skips its own checks', async () => {
     const call = (step: number, metrics: string) => db.pool.query('SELECT ratchet_record_training_step($1, $2, 0, $3)', ['steps', step, metrics]);
     await expect(call(-1, '{}')).rejects.toMatchObject({ code: 'RV006' });
-    await expect(call(9, '{"loss": "low"}')).rejects.toMatchObject({ code: 'RV006', message: 'training step 9 of run steps: metric loss is "low", not a number' });
+    await expect(call(9, '{"loss": "low"}')).rejects.toMatchObject({
+      code: 'RV006',
+      message: 'training step 9 of run steps: metric loss is "low", not a number',
+    });
     await expect(call(9, '[1, 2]')).rejects.toMatchObject({ code: 'RV006' });
   });
 });
 
 describe('rewards by policy version', () => {
-  it('groups completed trajectories by their first token\'s version, with the versions their tokens span and success by turn', async () => {
+  it("groups completed trajectories by their first token's version, with the versions their tokens span and success by turn", async () => {
     expect(await rewardsByVersion(db.pool, 'steps')).toEqual([
       {
-        version: 0, trajectories: 2, meanReward: -0.5, meanReturn: -1, anySuccess: 0.5, meanSpan: 0.5, maxSpan: 1, straddling: 0.5,
-        meanOutputTokens: 0, truncatedShare: 0, contextExhausted: 0,
-        byTurn: [{ turn: 0, trajectories: 2, successRate: 0, meanReward: -1, truncatedShare: 0 }, { turn: 1, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 }],
+        version: 0,
+        trajectories: 2,
+        meanReward: -0.5,
+        meanReturn: -1,
+        anySuccess: 0.5,
+        meanSpan: 0.5,
+        maxSpan: 1,
+        straddling: 0.5,
+        meanOutputTokens: 0,
+        truncatedShare: 0,
+        contextExhausted: 0,
+        byTurn: [
+          { turn: 0, trajectories: 2, successRate: 0, meanReward: -1, truncatedShare: 0 },
+          { turn: 1, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 },
+        ],
       },
       {
-        version: 1, trajectories: 2, meanReward: 1 / 3, meanReturn: 0.5, anySuccess: 1, meanSpan: 1, maxSpan: 2, straddling: 0.5,
-        meanOutputTokens: 0, truncatedShare: 0, contextExhausted: 0,
-        byTurn: [{ turn: 0, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 }, { turn: 1, trajectories: 1, successRate: 1, meanReward: 1, truncatedShare: 0 }],
+        version: 1,
+        trajectories: 2,
+        meanReward: 1 / 3,
+        meanReturn: 0.5,
+        anySuccess: 1,
+        meanSpan: 1,
+        maxSpan: 2,
+        straddling: 0.5,
+        meanOutputTokens: 0,
+        truncatedShare: 0,
+        contextExhausted: 0,
+        byTurn: [
+          { turn: 0, trajectories: 2, successRate: 0.5, meanReward: 0, truncatedShare: 0 },
+          { turn: 1, trajectories: 1, successRate: 1, meanReward: 1, truncatedShare: 0 },
+        ],
       },
       {
-        version: 2, trajectories: 2, meanReward: 1, meanReturn: 1, anySuccess: 1, meanSpan: 0, maxSpan: 0, straddling: 0,
-        meanOutputTokens: 0, truncatedShare: 0, contextExhausted: 0,
+        version: 2,
+        trajectories: 2,
+        meanReward: 1,
+        meanReturn: 1,
+        anySuccess: 1,
+        meanSpan: 0,
+        maxSpan: 0,
+        straddling: 0,
+        meanOutputTokens: 0,
+        truncatedShare: 0,
+        contextExhausted: 0,
         byTurn: [{ turn: 0, trajectories: 2, successRate: 1, meanReward: 1, truncatedShare: 0 }],
       },
     ]);

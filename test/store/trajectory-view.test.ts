@@ -13,8 +13,16 @@ beforeAll(async () => {
   db = await startTestDatabase();
   await savePrompt(db.pool, id, [1, 2, 3], 'prompt');
   await saveTurnOutput(db.pool, {
-    trajectoryId: id, turn: 0, attempt: 1, contextLen: 3, outputIds: [10, 11], outputLogprobs: [-0.5, -0.25], outputVersions: [0, 1],
-    finishReason: 'stop', versionStart: 0, versionEnd: 1,
+    trajectoryId: id,
+    turn: 0,
+    attempt: 1,
+    contextLen: 3,
+    outputIds: [10, 11],
+    outputLogprobs: [-0.5, -0.25],
+    outputVersions: [0, 1],
+    finishReason: 'stop',
+    versionStart: 0,
+    versionEnd: 1,
   });
   await saveVerdictAndFeedback(db.pool, id, 0, { answerText: 'x = 6', extracted: '6', status: 'wrong' }, { ids: [90, 91], text: 'try again' });
   // Turn 1's first attempt died after 2 tokens; the second resumed from its checkpoint and added 1.
@@ -27,15 +35,23 @@ afterAll(async () => {
   await db?.stop();
 });
 
-describe('the viewer\'s view of a running trajectory', () => {
+describe("the viewer's view of a running trajectory", () => {
   it('shows stored turns with verdict and feedback, and the turn being generated from its checkpoint', async () => {
     const view = await loadTrajectoryView(db.pool, id);
     expect(view.status).toBe('running');
     expect(view.promptIds).toEqual([1, 2, 3]);
     expect(view.turns).toHaveLength(1);
     expect(view.turns[0]).toMatchObject({
-      outputIds: [10, 11], outputLogprobs: [-0.5, -0.25], outputVersions: [0, 1], feedbackIds: [90, 91],
-      answerText: 'x = 6', extractedAnswer: '6', verdict: 'wrong', feedbackText: 'try again', success: false, finishReason: 'stop',
+      outputIds: [10, 11],
+      outputLogprobs: [-0.5, -0.25],
+      outputVersions: [0, 1],
+      feedbackIds: [90, 91],
+      answerText: 'x = 6',
+      extractedAnswer: '6',
+      verdict: 'wrong',
+      feedbackText: 'try again',
+      success: false,
+      finishReason: 'stop',
     });
     expect(view.generating).toMatchObject({ turn: 1, attempt: 2, ids: [20, 21, 22], versions: [1, 1, 2] });
   });

@@ -21,37 +21,59 @@ afterAll(async () => {
 });
 
 describe('which server generated each turn', () => {
-  it('is carried from the turn output into monitor_records with its cached tokens (NULL where unreported), a retry\'s replacing the attempt before', async () => {
+  it("is carried from the turn output into monitor_records with its cached tokens (NULL where unreported), a retry's replacing the attempt before", async () => {
     const { rows } = await db.pool.query(
-      `SELECT trajectory_id, turn, served_by, cached_tokens FROM monitor_records WHERE run_id = 'affinity' ORDER BY trajectory_id, turn`);
+      `SELECT trajectory_id, turn, served_by, cached_tokens FROM monitor_records WHERE run_id = 'affinity' ORDER BY trajectory_id, turn`,
+    );
     expect(rows.map((r) => [r.trajectory_id, r.turn, r.served_by, r.cached_tokens])).toEqual([
-      ['affinity/q1/0', 0, 'ratchet-gpu@A', 0], ['affinity/q1/0', 1, 'ratchet-gpu@A', 3], ['affinity/q1/0', 2, 'ratchet-gpu@B', null],
-      ['affinity/q2/0', 0, 'ratchet-gpu@A', null], ['affinity/q2/0', 1, 'ratchet-gpu@A', 12],
-      ['affinity/q3/0', 0, null, null], ['affinity/q3/0', 1, null, null],
-      ['affinity/q4/0', 0, null, null], ['affinity/q4/0', 1, 'ratchet-gpu@A', null],
+      ['affinity/q1/0', 0, 'ratchet-gpu@A', 0],
+      ['affinity/q1/0', 1, 'ratchet-gpu@A', 3],
+      ['affinity/q1/0', 2, 'ratchet-gpu@B', null],
+      ['affinity/q2/0', 0, 'ratchet-gpu@A', null],
+      ['affinity/q2/0', 1, 'ratchet-gpu@A', 12],
+      ['affinity/q3/0', 0, null, null],
+      ['affinity/q3/0', 1, null, null],
+      ['affinity/q4/0', 0, null, null],
+      ['affinity/q4/0', 1, 'ratchet-gpu@A', null],
     ]);
   });
 
   it('shows on the trajectory view, stored and running', async () => {
     const view = await loadTrajectoryView(db.pool, 'affinity/q1/0');
-    expect(view.turns.map((t) => [t.servedBy, t.cachedTokens])).toEqual([['ratchet-gpu@A', 0], ['ratchet-gpu@A', 3], ['ratchet-gpu@B', null]]);
-    await db.pool.query(`INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text) VALUES ('affinity/running/0', '\\x0100000002000000', 'p')`);
+    expect(view.turns.map((t) => [t.servedBy, t.cachedTokens])).toEqual([
+      ['ratchet-gpu@A', 0],
+      ['ratchet-gpu@A', 3],
+      ['ratchet-gpu@B', null],
+    ]);
+    await db.pool.query(
+      `INSERT INTO trajectory_prompts (trajectory_id, prompt_ids, prompt_text) VALUES ('affinity/running/0', '\\x0100000002000000', 'p')`,
+    );
     await db.pool.query(
       `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, served_by, cached_tokens)
-       VALUES ('affinity/running/0', 0, 1, 2, '\\x03000000', '\\x00000000', 'stop', 0, 0, 'ratchet-gpu@C', 1)`);
+       VALUES ('affinity/running/0', 0, 1, 2, '\\x03000000', '\\x00000000', 'stop', 0, 0, 'ratchet-gpu@C', 1)`,
+    );
     const running = await loadTrajectoryView(db.pool, 'affinity/running/0');
     expect(running.turns.map((t) => [t.servedBy, t.cachedTokens])).toEqual([['ratchet-gpu@C', 1]]);
     const old = await loadTrajectoryView(db.pool, 'affinity/q3/0');
-    expect(old.turns.map((t) => [t.servedBy, t.cachedTokens])).toEqual([[null, null], [null, null]]);
+    expect(old.turns.map((t) => [t.servedBy, t.cachedTokens])).toEqual([
+      [null, null],
+      [null, null],
+    ]);
   });
 });
 
-describe('a run\'s turn-server counts, kept by the trigger of migration 015', () => {
+describe("a run's turn-server counts, kept by the trigger of migration 015", () => {
   it('count later turns on their previous server and the prefix-cache tokens of the turns whose server reported them', async () => {
     const run = await readOneRunAggregates(db.pool, 'affinity');
     expect(run.turnServers).toEqual({
-      laterTurns: 3, onPreviousServer: 2, cacheReportedTurns: 3, cachedTokens: 9, contextTokens: 14,
-      laterCacheReportedTurns: 2, laterCachedTokens: 9, laterContextTokens: 12,
+      laterTurns: 3,
+      onPreviousServer: 2,
+      cacheReportedTurns: 3,
+      cachedTokens: 9,
+      contextTokens: 14,
+      laterCacheReportedTurns: 2,
+      laterCachedTokens: 9,
+      laterContextTokens: 12,
     });
     const rates = turnServerRatesOf(run);
     expect(rates.onPreviousServerShare).toBeCloseTo(2 / 3);
@@ -60,14 +82,21 @@ describe('a run\'s turn-server counts, kept by the trigger of migration 015', ()
   });
 
   it('agree with the same numbers computed from monitor_records', async () => {
-    const { rows: [direct] } = await db.pool.query(
+    const {
+      rows: [direct],
+    } = await db.pool.query(
       `SELECT count(*) FILTER (WHERE turn >= 1 AND served_by IS NOT NULL AND previous IS NOT NULL)::int AS later,
               count(*) FILTER (WHERE turn >= 1 AND served_by = previous)::int AS same,
               sum(least(cached_tokens, prompt_len)) FILTER (WHERE cached_tokens IS NOT NULL)::int AS cached, sum(prompt_len) FILTER (WHERE cached_tokens IS NOT NULL)::int AS context
-       FROM (SELECT *, lag(served_by) OVER (PARTITION BY trajectory_id ORDER BY turn) AS previous FROM monitor_records WHERE run_id = 'affinity') m`);
+       FROM (SELECT *, lag(served_by) OVER (PARTITION BY trajectory_id ORDER BY turn) AS previous FROM monitor_records WHERE run_id = 'affinity') m`,
+    );
     const { turnServers } = await readOneRunAggregates(db.pool, 'affinity');
-    expect([turnServers.laterTurns, turnServers.onPreviousServer, turnServers.cachedTokens, turnServers.contextTokens])
-      .toEqual([direct.later, direct.same, direct.cached, direct.context]);
+    expect([turnServers.laterTurns, turnServers.onPreviousServer, turnServers.cachedTokens, turnServers.contextTokens]).toEqual([
+      direct.later,
+      direct.same,
+      direct.cached,
+      direct.context,
+    ]);
   });
 
   it('leave a share unknown (null) until a turn counts toward it, and a run without servers at zero', async () => {
@@ -81,7 +110,10 @@ describe('a run\'s turn-server counts, kept by the trigger of migration 015', ()
   it('count a trajectory once, however often its steps and persist run again', async () => {
     const before = (await readOneRunAggregates(db.pool, 'affinity')).turnServers;
     // A stalled worker's late generate, judgement and persist of a stored trajectory: no working rows, nothing stored.
-    await completeOnServers(db.pool, 'affinity/q1/0', [{ servedBy: 'ratchet-gpu@Z', cachedTokens: 2 }, { servedBy: 'ratchet-gpu@Z', cachedTokens: 6 }]);
+    await completeOnServers(db.pool, 'affinity/q1/0', [
+      { servedBy: 'ratchet-gpu@Z', cachedTokens: 2 },
+      { servedBy: 'ratchet-gpu@Z', cachedTokens: 6 },
+    ]);
     expect((await readOneRunAggregates(db.pool, 'affinity')).turnServers).toEqual(before);
   });
 });

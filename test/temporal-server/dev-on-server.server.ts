@@ -26,9 +26,16 @@ describe('ratchet dev --temporal server', () => {
     await symlink(built, path.join(stateDir, 'tools'));
     temporalPort = await freePort();
     env = {
-      RATCHET_STATE_DIR: stateDir, RATCHET_TEMPORAL_PORT: String(temporalPort), RATCHET_TEMPORAL_UI_PORT: String(await freePort()),
-      RATCHET_POSTGRES_PORT: String(await freePort()), RATCHET_UI_PORT: String(await freePort()),
-      TEMPORAL_ADDRESS: undefined, DATABASE_URL: undefined, RATCHET_POLICY_URL: undefined, RATCHET_UI_URL: undefined, RATCHET_METRICS_ADDRESS: undefined,
+      RATCHET_STATE_DIR: stateDir,
+      RATCHET_TEMPORAL_PORT: String(temporalPort),
+      RATCHET_TEMPORAL_UI_PORT: String(await freePort()),
+      RATCHET_POSTGRES_PORT: String(await freePort()),
+      RATCHET_UI_PORT: String(await freePort()),
+      TEMPORAL_ADDRESS: undefined,
+      DATABASE_URL: undefined,
+      RATCHET_POLICY_URL: undefined,
+      RATCHET_UI_URL: undefined,
+      RATCHET_METRICS_ADDRESS: undefined,
     };
   });
   afterAll(async () => {

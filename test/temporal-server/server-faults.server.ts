@@ -18,7 +18,8 @@ let stopWorkers: () => Promise<void>;
 let stopController: () => Promise<void>;
 
 beforeAll(async () => {
-  if (process.env.RATCHET_TEST_TEMPORAL !== 'server') throw new Error('run this file with `npm run test:temporal-server` (it needs the real Temporal server)');
+  if (process.env.RATCHET_TEST_TEMPORAL !== 'server')
+    throw new Error('run this file with `npm run test:temporal-server` (it needs the real Temporal server)');
   // ~150-token answers at 300 tokens/s: a run of 40 trajectories takes a few seconds, so a fault lands mid-run.
   stack = await startTestStack({ tokensPerSecond: 300, seed: 28 });
   stopWorkers = await stack.startWorkers({ heartbeatIntervalMs: 500 });
@@ -36,14 +37,20 @@ afterAll(async () => {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function storedRows(runId: string): Promise<number> {
-  const { rows: [row] } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM trajectories WHERE run_id = $1', [runId]);
+  const {
+    rows: [row],
+  } = await stack.pool.query<{ n: string }>('SELECT count(*) AS n FROM trajectories WHERE run_id = $1', [runId]);
   return Number(row!.n);
 }
 
 /** Groups submitted through RolloutClient (admitted by the controller), waited for at most `waitMs`. */
 async function submitGroups(runId: string, problems: number, samples: number) {
   const run = { runId, maxHeadOffpolicyness: 100, batchSize: problems, maxConcurrent: problems };
-  const groups = await rollouts.submit(run, stack.problems.slice(0, problems), { samples, rollout: { turns: 2 }, timeouts: { generateHeartbeatSeconds: 3 } });
+  const groups = await rollouts.submit(run, stack.problems.slice(0, problems), {
+    samples,
+    rollout: { turns: 2 },
+    timeouts: { generateHeartbeatSeconds: 3 },
+  });
   const ids = groups.flatMap((group) => group.trajectoryIds);
   const finished = async (waitMs = 120_000): Promise<Agreement> => {
     const results = await Promise.race([rollouts.wait(groups), delay(waitMs).then(() => undefined)]);
@@ -54,20 +61,35 @@ async function submitGroups(runId: string, problems: number, samples: number) {
 
 /** SIGKILLs a process and waits until it and every process under it are gone (Postgres's backends outlive it briefly). */
 async function killTree(pid: number): Promise<void> {
-  const tree = [pid, ...await descendantsOf(pid)];
+  const tree = [pid, ...(await descendantsOf(pid))];
   process.kill(pid, 'SIGKILL');
-  await until(() => tree.every((p) => { try { process.kill(p, 0); return false; } catch { return true; } }), 30_000);
+  await until(
+    () =>
+      tree.every((p) => {
+        try {
+          process.kill(p, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }),
+    30_000,
+  );
 }
 
 describe('the Temporal server users deploy, under faults mid-run', () => {
-  it('the server SIGKILLed mid-run and started again: every trajectory completes once, and Temporal and Postgres agree', { timeout: 240_000 }, async () => {
-    const run = await submitGroups('kill-temporal', 10, 4);
-    await until(async () => (await storedRows('kill-temporal')) >= 4, 60_000);
-    await killTree(stack.temporal.pid!);
-    await delay(3_000);
-    await stack.temporal.restart!();
-    expect(await run.finished()).toEqual(allCompleted(40));
-  });
+  it(
+    'the server SIGKILLed mid-run and started again: every trajectory completes once, and Temporal and Postgres agree',
+    { timeout: 240_000 },
+    async () => {
+      const run = await submitGroups('kill-temporal', 10, 4);
+      await until(async () => (await storedRows('kill-temporal')) >= 4, 60_000);
+      await killTree(stack.temporal.pid!);
+      await delay(3_000);
+      await stack.temporal.restart!();
+      expect(await run.finished()).toEqual(allCompleted(40));
+    },
+  );
 
   it('the server frozen past the workflow task and heartbeat timeouts: every trajectory completes once', { timeout: 240_000 }, async () => {
     const run = await submitGroups('stall-temporal', 10, 4);
@@ -76,7 +98,7 @@ describe('the Temporal server users deploy, under faults mid-run', () => {
     expect(await run.finished()).toEqual(allCompleted(40));
   });
 
-  it('the server\'s Postgres SIGKILLed mid-run and started again: every trajectory completes once', { timeout: 240_000 }, async () => {
+  it("the server's Postgres SIGKILLed mid-run and started again: every trajectory completes once", { timeout: 240_000 }, async () => {
     const run = await submitGroups('kill-temporal-db', 10, 4);
     await until(async () => (await storedRows('kill-temporal-db')) >= 4, 60_000);
     await killTree(stack.temporal.postgres!.pid!);
@@ -85,7 +107,7 @@ describe('the Temporal server users deploy, under faults mid-run', () => {
     expect(await run.finished()).toEqual(allCompleted(40));
   });
 
-  it('the server\'s Postgres frozen past the workflow task timeout: every trajectory completes once', { timeout: 240_000 }, async () => {
+  it("the server's Postgres frozen past the workflow task timeout: every trajectory completes once", { timeout: 240_000 }, async () => {
     const run = await submitGroups('stall-temporal-db', 10, 4);
     await until(async () => (await storedRows('stall-temporal-db')) >= 4, 60_000);
     await pauseFor(stack.temporal.postgres!.pid!, PAST_WORKFLOW_TASK_TIMEOUT_MS);

@@ -8,7 +8,14 @@ import { loadConfig } from '../../src/config.js';
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-tls-'));
-  await Promise.all([['ca.pem', 'CA'], ['client.pem', 'CERT'], ['client.key', 'KEY'], ['api-key', 'key-from-file\n']].map(([name, text]) => writeFile(path.join(dir, name!), text!)));
+  await Promise.all(
+    [
+      ['ca.pem', 'CA'],
+      ['client.pem', 'CERT'],
+      ['client.key', 'KEY'],
+      ['api-key', 'key-from-file\n'],
+    ].map(([name, text]) => writeFile(path.join(dir, name!), text!)),
+  );
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -28,8 +35,10 @@ describe('Temporal connection security from the environment', () => {
 
   it('reads mTLS, a custom CA and the server name from TEMPORAL_TLS_*', () => {
     const found = security({
-      TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.pem'), TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key'),
-      TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'ca.pem'), TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.pem'),
+      TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key'),
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'ca.pem'),
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
     });
     expect(found.tls).toMatchObject({ serverNameOverride: 'temporal.internal' });
     const tls = found.tls as { serverRootCACertificate: Uint8Array; clientCertPair: { crt: Uint8Array; key: Uint8Array } };

@@ -30,19 +30,29 @@ function renderedConversation(answers: readonly { text: string; success: boolean
   return tok.renderChat(messages, true);
 }
 
-describe('observation tokens (any environment\'s messages after a turn)', () => {
-  it('are the seed\'s feedback tokens when the observation is the seed\'s feedback sentence', () => {
+describe("observation tokens (any environment's messages after a turn)", () => {
+  it("are the seed's feedback tokens when the observation is the seed's feedback sentence", () => {
     for (const success of [true, false]) {
       for (const eos of [true, false]) {
-        expect(observationTokens(tok, [{ role: 'user', content: success ? FEEDBACK_CORRECT : FEEDBACK_WRONG }], eos)).toEqual(feedbackTokens(tok, success, eos));
+        expect(observationTokens(tok, [{ role: 'user', content: success ? FEEDBACK_CORRECT : FEEDBACK_WRONG }], eos)).toEqual(
+          feedbackTokens(tok, success, eos),
+        );
       }
     }
   });
 
   it('render a tool message and a user message as the template renders them after the assistant turn, history untouched', () => {
     const answer = 'print(2**10)';
-    const messages = [{ role: 'tool', content: '1024' }, { role: 'user', content: 'Now the final answer.' }];
-    const kept = [...startIds(tok, { messages: [{ role: 'user', content: 'q' }] }), ...tok.encode(answer), tok.eosTokenId, ...observationTokens(tok, messages, true).ids];
+    const messages = [
+      { role: 'tool', content: '1024' },
+      { role: 'user', content: 'Now the final answer.' },
+    ];
+    const kept = [
+      ...startIds(tok, { messages: [{ role: 'user', content: 'q' }] }),
+      ...tok.encode(answer),
+      tok.eosTokenId,
+      ...observationTokens(tok, messages, true).ids,
+    ];
     const rendered = tok.renderChat([{ role: 'user', content: 'q' }, { role: 'assistant', content: answer }, ...messages], true);
     expect(tok.decodeAll(kept)).toBe(rendered);
     expect(rendered).toContain('1024');
@@ -106,7 +116,7 @@ describe('a token-kept conversation', () => {
     { text: 'Let me recompute: $6 \\cdot 7 = 42$. The answer is $\\boxed{42}$.', success: true, eos: true },
   ];
 
-  it('decodes to exactly the chat template\'s rendering of the whole conversation', () => {
+  it("decodes to exactly the chat template's rendering of the whole conversation", () => {
     const { ids } = keptConversation(plain);
     expect(tok.decodeAll(ids)).toBe(renderedConversation(plain));
   });

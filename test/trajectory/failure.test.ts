@@ -5,12 +5,18 @@ describe('failureOf', () => {
   it('keeps a reported type, and its class or the class the type belongs to', () => {
     expect(failureOf('x', { failureType: 'VerifierError', failureClass: 'data' })).toEqual({ failureType: 'VerifierError', failureClass: 'data' });
     expect(failureOf('x', { failureType: 'PolicyUnavailable' })).toEqual({ failureType: 'PolicyUnavailable', failureClass: 'infrastructure' });
-    expect(failureOf('x', { failureType: 'ContextExhausted', failureClass: 'bogus' as 'data' })).toEqual({ failureType: 'ContextExhausted', failureClass: 'data' });
+    expect(failureOf('x', { failureType: 'ContextExhausted', failureClass: 'bogus' as 'data' })).toEqual({
+      failureType: 'ContextExhausted',
+      failureClass: 'data',
+    });
   });
 
   it('derives the type from the words of the release before failure types', () => {
     const cases: [string, string][] = [
-      ['Activity task failed: inference server http://h:1/generate rejected the request (HTTP 400): {"error":"too long"}', FailureType.PolicyRejectedRequest],
+      [
+        'Activity task failed: inference server http://h:1/generate rejected the request (HTTP 400): {"error":"too long"}',
+        FailureType.PolicyRejectedRequest,
+      ],
       ['Activity task failed: inference server http://h:1/generate unavailable: HTTP 503', FailureType.PolicyUnavailable],
       ['Activity task failed: inference server http://h:1/generate broke the protocol: no tokens', FailureType.PolicyProtocolError],
       ['Activity task failed: cannot reach Postgres at postgres://u:***@h/db: ECONNREFUSED', FailureType.DatabaseUnavailable],
@@ -27,7 +33,7 @@ describe('failureOf', () => {
     expect(failureOf('the prompt of x fills the context window').failureClass).toBe('data');
   });
 
-  it('counts an unknown type as infrastructure, never as the data\'s fault', () => {
+  it("counts an unknown type as infrastructure, never as the data's fault", () => {
     expect(failureClassOf('TypeError')).toBe('infrastructure');
     expect(failureClassOf(FailureType.DatabaseRejected)).toBe('data');
   });

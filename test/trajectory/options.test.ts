@@ -5,8 +5,20 @@ import { DEFAULT_SAMPLING, samplingOf } from '../../src/trajectory/sampling.js';
 describe('resolveRolloutOptions', () => {
   it('defaults to the seed: 5 turns, no early stop, discount 1, scaling 1, bias 0, 1024 new tokens, T = 1 untruncated, seed layout, stated answers, turn affinity on', () => {
     expect(resolveRolloutOptions()).toEqual({
-      turns: 5, earlyStop: false, discount: 1, rewardScaling: 1, rewardBias: 0, maxNewTokens: 1024,
-      temperature: 1, topP: 1, topK: -1, minP: 0, repetitionPenalty: 1, layout: 'seed', answerExtraction: 'stated', turnAffinity: true,
+      turns: 5,
+      earlyStop: false,
+      discount: 1,
+      rewardScaling: 1,
+      rewardBias: 0,
+      maxNewTokens: 1024,
+      temperature: 1,
+      topP: 1,
+      topK: -1,
+      minP: 0,
+      repetitionPenalty: 1,
+      layout: 'seed',
+      answerExtraction: 'stated',
+      turnAffinity: true,
     });
     expect(resolveRolloutOptions({})).toEqual(DEFAULT_ROLLOUT_OPTIONS);
   });
@@ -56,7 +68,7 @@ describe('sampling options', () => {
     expect(samplingOf(options)).toEqual({ temperature: 0.7, topP: 0.95, topK: 20, minP: 0.05, repetitionPenalty: 1.1 });
   });
 
-  it('fills what options resolved by an earlier release lack with the seed\'s values', () => {
+  it("fills what options resolved by an earlier release lack with the seed's values", () => {
     expect(samplingOf({ temperature: 0.6 })).toEqual({ ...DEFAULT_SAMPLING, temperature: 0.6 });
   });
 
@@ -75,6 +87,7 @@ describe('sampling options', () => {
   it('takes -1 or a positive integer as top_k, and refuses 0 (SGLang does) and fractions', () => {
     expect(resolveRolloutOptions({ topK: -1 }).topK).toBe(-1);
     expect(resolveRolloutOptions({ topK: 50 }).topK).toBe(50);
-    for (const topK of [0, -2, 2.5]) expect(() => resolveRolloutOptions({ topK })).toThrow(`topK must be -1 (off) or a positive integer, got ${topK}`);
+    for (const topK of [0, -2, 2.5])
+      expect(() => resolveRolloutOptions({ topK })).toThrow(`topK must be -1 (off) or a positive integer, got ${topK}`);
   });
 });

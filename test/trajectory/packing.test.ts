@@ -16,7 +16,7 @@ describe('packTrajectory, seed layout', () => {
     expect(packed.packedInputIds).toEqual([1, 2, 3, 10, 11, /* turn 1: */ 1, 2, 3, 10, 11, 20, 21, 22, 30]);
   });
 
-  it('puts P_t − 1 zeros before each turn\'s output logprobs', () => {
+  it("puts P_t − 1 zeros before each turn's output logprobs", () => {
     expect(packed.packedLogprobs).toEqual([0, 0, -0.1, -0.2, /* turn 1: */ 0, 0, 0, 0, 0, 0, 0, -0.3]);
   });
 
@@ -145,10 +145,13 @@ describe('packTrajectory invariants over random trajectories', () => {
     }
   });
 
-  it('puts zeros before each output\'s logprobs and masks exactly the outputs', () => {
+  it("puts zeros before each output's logprobs and masks exactly the outputs", () => {
     for (const { promptIds, turns: trajectory } of cases) {
       const packed = packTrajectory(promptIds, trajectory, 'seed');
-      const logprobs = split(packed.packedLogprobs, packed.seqlens.map((length) => length - 1));
+      const logprobs = split(
+        packed.packedLogprobs,
+        packed.seqlens.map((length) => length - 1),
+      );
       const masks = split(packed.promptMask, packed.seqlens);
       trajectory.forEach((turn, t) => {
         const contextLen = packed.promptLens[t]!;
@@ -171,15 +174,29 @@ describe('packTrajectory invariants over random trajectories', () => {
       // every output token i+1 (mask 0) has its own logprob at entry i; every other entry is zero
       const generatedLogprobs = concat.promptMask.flatMap((mask, i) => (mask === 0 ? [concat.packedLogprobs[i - 1]] : []));
       expect(generatedLogprobs).toEqual(trajectory.flatMap((turn) => turn.outputLogprobs));
-      concat.promptMask.forEach((mask, i) => { if (mask === 1 && i > 0) expect(concat.packedLogprobs[i - 1]).toBe(0); });
+      concat.promptMask.forEach((mask, i) => {
+        if (mask === 1 && i > 0) expect(concat.packedLogprobs[i - 1]).toBe(0);
+      });
     }
   });
 
   it('packs a 100K-token context without overflowing the stack', () => {
     const longPrompt = Array.from({ length: 100_000 }, (_, i) => (i % 150_000) + 1);
     const longTurns: TurnTokens[] = [
-      { outputIds: new Array(50_000).fill(7), outputLogprobs: new Array(50_000).fill(-0.5), outputVersions: new Array(50_000).fill(0), feedbackIds: new Array(1_000).fill(8), noEos: true },
-      { outputIds: new Array(20_000).fill(9), outputLogprobs: new Array(20_000).fill(-0.25), outputVersions: new Array(20_000).fill(1), feedbackIds: [], noEos: false },
+      {
+        outputIds: new Array(50_000).fill(7),
+        outputLogprobs: new Array(50_000).fill(-0.5),
+        outputVersions: new Array(50_000).fill(0),
+        feedbackIds: new Array(1_000).fill(8),
+        noEos: true,
+      },
+      {
+        outputIds: new Array(20_000).fill(9),
+        outputLogprobs: new Array(20_000).fill(-0.25),
+        outputVersions: new Array(20_000).fill(1),
+        feedbackIds: [],
+        noEos: false,
+      },
     ];
     const seed = packTrajectory(longPrompt, longTurns, 'seed');
     expect(seed.seqlens).toEqual([150_000, 171_000]);

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 // environment timeouts were missing from docs/trajectory-request.md. Every field the published JSON Schema knows
 // must have a row of its own there.
 const DOC = readFileSync(new URL('../../docs/trajectory-request.md', import.meta.url), 'utf8');
-const SCHEMA = JSON.parse(readFileSync(new URL('../../python/ratchet_rollouts/trajectory-request.schema.json', import.meta.url), 'utf8')) as JsonSchema;
+const SCHEMA = JSON.parse(
+  readFileSync(new URL('../../python/ratchet_rollouts/trajectory-request.schema.json', import.meta.url), 'utf8'),
+) as JsonSchema;
 
 interface JsonSchema {
   properties?: Record<string, JsonSchema>;

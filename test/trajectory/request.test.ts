@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  InvalidTrajectoryRequest, MAX_REQUEST_JSON_BYTES, trajectoryRequestSchema, validateTrajectoryRequest, type TrajectoryRequest,
+  InvalidTrajectoryRequest,
+  MAX_REQUEST_JSON_BYTES,
+  trajectoryRequestSchema,
+  validateTrajectoryRequest,
+  type TrajectoryRequest,
 } from '../../src/trajectory/request.js';
 
 const valid: TrajectoryRequest = { trajectoryId: 'run/gsm8k-17/3', qid: 'gsm8k-17', taskId: 17, problem: 'How many?', gold: ['27'] };
@@ -28,7 +32,13 @@ describe('validateTrajectoryRequest accepts', () => {
     const full: TrajectoryRequest = {
       ...grouped,
       options: { turns: 2, earlyStop: true, discount: 0.9, rewardScaling: 2, rewardBias: 0.1, maxNewTokens: 64, temperature: 0, layout: 'concat' },
-      timeouts: { generateHeartbeatSeconds: 3, generateStartToCloseSeconds: 60, admissionRecheckSeconds: 0.5, admissionRecheckMaxSeconds: 30, admissionRechecksPerRun: 5 },
+      timeouts: {
+        generateHeartbeatSeconds: 3,
+        generateStartToCloseSeconds: 60,
+        admissionRecheckSeconds: 0.5,
+        admissionRecheckMaxSeconds: 30,
+        admissionRechecksPerRun: 5,
+      },
     };
     expect(validateTrajectoryRequest(full)).toEqual(full);
   });
@@ -44,7 +54,9 @@ describe('validateTrajectoryRequest accepts', () => {
 
 describe('validateTrajectoryRequest rejects, naming the path', () => {
   it('a non-numeric timeout', () => {
-    expect(problemsOf({ ...valid, timeouts: { generateHeartbeatSeconds: '20' } })).toEqual(['timeouts.generateHeartbeatSeconds: expected number, got string']);
+    expect(problemsOf({ ...valid, timeouts: { generateHeartbeatSeconds: '20' } })).toEqual([
+      'timeouts.generateHeartbeatSeconds: expected number, got string',
+    ]);
   });
 
   it('a timeout Temporal could not parse as a duration, or zero', () => {
@@ -55,12 +67,15 @@ describe('validateTrajectoryRequest rejects, naming the path', () => {
   });
 
   it('a fractional number of re-checks per run', () => {
-    expect(problemsOf({ ...valid, timeouts: { admissionRechecksPerRun: 1.5 } })).toEqual(['timeouts.admissionRechecksPerRun: must be a positive integer, got 1.5']);
+    expect(problemsOf({ ...valid, timeouts: { admissionRechecksPerRun: 1.5 } })).toEqual([
+      'timeouts.admissionRechecksPerRun: must be a positive integer, got 1.5',
+    ]);
   });
 
   it('a first re-check interval above its cap', () => {
-    expect(problemsOf({ ...valid, timeouts: { admissionRecheckSeconds: 60, admissionRecheckMaxSeconds: 30 } }))
-      .toEqual(['timeouts.admissionRecheckSeconds: must not exceed admissionRecheckMaxSeconds (60 > 30)']);
+    expect(problemsOf({ ...valid, timeouts: { admissionRecheckSeconds: 60, admissionRecheckMaxSeconds: 30 } })).toEqual([
+      'timeouts.admissionRecheckSeconds: must not exceed admissionRecheckMaxSeconds (60 > 30)',
+    ]);
   });
 
   it('a non-string qid and a missing problem', () => {
@@ -70,7 +85,10 @@ describe('validateTrajectoryRequest rejects, naming the path', () => {
 
   it('empty ids, problem and gold', () => {
     expect(problemsOf({ ...valid, trajectoryId: '', qid: '', problem: '', gold: [] })).toEqual([
-      'trajectoryId: must not be empty', 'qid: must not be empty', 'problem: must not be empty', 'gold: must hold at least one gold answer',
+      'trajectoryId: must not be empty',
+      'qid: must not be empty',
+      'problem: must not be empty',
+      'gold: must hold at least one gold answer',
     ]);
   });
 
@@ -99,7 +117,9 @@ describe('validateTrajectoryRequest rejects, naming the path', () => {
 
   it('a trajectory id over 1000 UTF-8 bytes, counting bytes rather than characters', () => {
     // 600 characters, 1200 bytes: within a character limit, over Temporal's byte limit.
-    expect(problemsOf({ ...valid, trajectoryId: 'é'.repeat(600) })).toEqual(["trajectoryId: must be at most 1000 UTF-8 bytes (Temporal's workflow id limit), got 1200"]);
+    expect(problemsOf({ ...valid, trajectoryId: 'é'.repeat(600) })).toEqual([
+      "trajectoryId: must be at most 1000 UTF-8 bytes (Temporal's workflow id limit), got 1200",
+    ]);
   });
 
   it('a qid over 400 UTF-8 bytes', () => {
@@ -108,7 +128,9 @@ describe('validateTrajectoryRequest rejects, naming the path', () => {
 
   it('unknown keys, at the root and inside options and timeouts (typos)', () => {
     expect(problemsOf({ ...valid, timeout: {}, options: { turn: 3 }, timeouts: { heartbeatSeconds: 5 } })).toEqual([
-      'options.turn: is not a known field', 'timeouts.heartbeatSeconds: is not a known field', 'timeout: is not a known field',
+      'options.turn: is not a known field',
+      'timeouts.heartbeatSeconds: is not a known field',
+      'timeout: is not a known field',
     ]);
   });
 
@@ -131,12 +153,12 @@ describe('validateTrajectoryRequest rejects, naming the path', () => {
     expect(problemsOf({ ...grouped, trajectoryId: 'grpo/gsm8k-17/4' })).toEqual(['trajectoryId: must be "<groupId>/<sample>" (grpo/gsm8k-17/3)']);
   });
 
-  it('an invalid group, with the group schema\'s own rules', () => {
+  it("an invalid group, with the group schema's own rules", () => {
     const problems = problemsOf({ ...grouped, group: { ...grouped.group!, size: 3 } });
     expect(problems).toEqual(['group.sample: sample must be below size']);
   });
 
-  it('a request over Temporal\'s 2 MB payload limit, saying so', () => {
+  it("a request over Temporal's 2 MB payload limit, saying so", () => {
     const problems = problemsOf({ ...valid, problem: 'x'.repeat(MAX_REQUEST_JSON_BYTES) });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^request: is \d+ bytes as JSON, over the 2096128-byte limit \(Temporal rejects payloads over 2 MiB\)/);
@@ -154,8 +176,12 @@ describe('validateTrajectoryRequest rejects, naming the path', () => {
 
 describe('InvalidTrajectoryRequest', () => {
   it('names the trajectory id when the request has one as a string', () => {
-    expect(() => validateTrajectoryRequest({ ...valid, gold: 'x' })).toThrow('invalid trajectory request run/gsm8k-17/3: gold: expected array, got string');
-    expect(() => validateTrajectoryRequest({ ...valid, trajectoryId: 5 })).toThrow(/^invalid trajectory request: trajectoryId: expected string, got number$/);
+    expect(() => validateTrajectoryRequest({ ...valid, gold: 'x' })).toThrow(
+      'invalid trajectory request run/gsm8k-17/3: gold: expected array, got string',
+    );
+    expect(() => validateTrajectoryRequest({ ...valid, trajectoryId: 5 })).toThrow(
+      /^invalid trajectory request: trajectoryId: expected string, got number$/,
+    );
   });
 });
 

@@ -18,7 +18,12 @@ const OLD = 'env/old/1/0';
 const RUNNING = 'env/game/2/0';
 const DANGEROUS = '<script>window.pwned = 1</script>\n<b>not bold</b> & "quoted"';
 const LONG = Array.from({ length: 200 }, (_, i) => `line ${i}: ${'x'.repeat(20)}`).join('\n');
-const INFO = { tool: 'search', calls: 1, hits: [{ title: '<img src=x onerror=alert(1)>', score: 0.75 }], note: 'a note long enough to break the line over several lines of its own' };
+const INFO = {
+  tool: 'search',
+  calls: 1,
+  hits: [{ title: '<img src=x onerror=alert(1)>', score: 0.75 }],
+  note: 'a note long enough to break the line over several lines of its own',
+};
 const STATE = { board: Array.from({ length: 8 }, () => '........'), moves: ['e4', 'e5'] };
 const OLD_FEEDBACK = "<|im_end|>\n<|im_start|>user\nUnfortunately your answer is wrong. Let's try again.<|im_end|>\n<|im_start|>assistant\n";
 
@@ -42,7 +47,14 @@ beforeAll(async () => {
   // Two turns in a tool environment: a tool result (HTML in it) and a system note, then a long user message ending it.
   await storeTrajectory(STORED, 'tool-game', [0.25, 1.5], [1.75, 1.5]);
   await storeTurnText(STORED, 0, 'tool_call', '<|im_end|>\n<|im_start|>tool\n…', {
-    observations: [{ role: 'tool', content: DANGEROUS }, { role: 'system', content: 'two calls left' }], reward: 0.5, done: false, info: INFO, state: STATE,
+    observations: [
+      { role: 'tool', content: DANGEROUS },
+      { role: 'system', content: 'two calls left' },
+    ],
+    reward: 0.5,
+    done: false,
+    info: INFO,
+    state: STATE,
   });
   await storeTurnText(STORED, 1, 'correct', null, { observations: [{ role: 'user', content: LONG }], reward: 1, done: true, info: {} });
   // A trajectory stored before environments: no environment, no environment_step, its feedback text alone.
@@ -53,7 +65,15 @@ beforeAll(async () => {
   await db.pool.query(
     `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, verdict, feedback_text, environment_step)
      VALUES ($1, 0, 1, 1, '\\x0100000002000000', '\\x0000000000000000', 'stop', 0, 0, 'tool_call', 'appended', $2)`,
-    [RUNNING, JSON.stringify({ observations: [{ role: 'tool', content: '</pre><script>window.pwned = 2</script>' }], reward: -0.125, done: false, info: { step: 1 } })],
+    [
+      RUNNING,
+      JSON.stringify({
+        observations: [{ role: 'tool', content: '</pre><script>window.pwned = 2</script>' }],
+        reward: -0.125,
+        done: false,
+        info: { step: 1 },
+      }),
+    ],
   );
   ui = await startUiBrowser(db.pool);
   page = ui.page;
@@ -65,13 +85,19 @@ afterAll(async () => {
 });
 
 const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
-const observations = (turn: number) => page.$$eval(`section[data-turn="${turn}"] .observation`, (els) => els.map((el) => ({
-  tag: el.tagName.toLowerCase(), role: el.getAttribute('data-role'), label: el.querySelector('.role')?.textContent,
-  content: el.querySelector('pre')?.textContent, open: el.hasAttribute('open'),
-})));
+const observations = (turn: number) =>
+  page.$$eval(`section[data-turn="${turn}"] .observation`, (els) =>
+    els.map((el) => ({
+      tag: el.tagName.toLowerCase(),
+      role: el.getAttribute('data-role'),
+      label: el.querySelector('.role')?.textContent,
+      content: el.querySelector('pre')?.textContent,
+      open: el.hasAttribute('open'),
+    })),
+  );
 
 describe('a trajectory page over environment steps', () => {
-  it('names the environment and shows each turn\'s observations by role, escaped', async () => {
+  it("names the environment and shows each turn's observations by role, escaped", async () => {
     const response = await page.goto(`${ui.url}/trajectories/${encodeURIComponent(STORED)}`, { waitUntil: 'load' });
     expect(response?.status()).toBe(200);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/environment-turns.png`, fullPage: true });
@@ -92,7 +118,7 @@ describe('a trajectory page over environment steps', () => {
     expect(await text('section[data-turn="0"] details.appended pre.feedback')).toBe('<|im_end|>\n<|im_start|>tool\n…');
   });
 
-  it('shows the environment\'s reward before shaping beside the shaped one, done, and its info as compact JSON', async () => {
+  it("shows the environment's reward before shaping beside the shaped one, done, and its info as compact JSON", async () => {
     expect(await text('section[data-turn="0"] .environment-reward')).toBe('0.5');
     expect(await text('section[data-turn="0"] .done')).toBe('no');
     expect(await text('section[data-turn="0"] h3')).toContain('reward 0.25 · return 1.75');
@@ -114,14 +140,17 @@ describe('a trajectory page over environment steps', () => {
     expect(LONG.length).toBeGreaterThan(LONG_OBSERVATION_CHARS);
     expect(await observations(1)).toEqual([{ tag: 'details', role: 'user', label: 'user', content: LONG, open: false }]);
     expect(await text('section[data-turn="1"] .observation summary')).toContain(`${LONG.length} characters, 200 lines`);
-    expect(await text('section[data-turn="1"] .feedback-label'))
-      .toBe('Observations for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):');
+    expect(await text('section[data-turn="1"] .feedback-label')).toBe(
+      'Observations for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):',
+    );
   });
 
-  it('shows a running trajectory\'s steps from its working rows', async () => {
+  it("shows a running trajectory's steps from its working rows", async () => {
     await ui.open(`/trajectories/${encodeURIComponent(RUNNING)}`);
     expect(await page.evaluate(() => (globalThis as any).pwned)).toBeUndefined();
-    expect(await observations(0)).toEqual([{ tag: 'div', role: 'tool', label: 'tool', content: '</pre><script>window.pwned = 2</script>', open: false }]);
+    expect(await observations(0)).toEqual([
+      { tag: 'div', role: 'tool', label: 'tool', content: '</pre><script>window.pwned = 2</script>', open: false },
+    ]);
     expect(await text('section[data-turn="0"] .environment-reward')).toBe('-0.125');
     expect(await text('section[data-turn="0"] pre.info')).toBe('{"step": 1}');
   });
@@ -129,8 +158,9 @@ describe('a trajectory page over environment steps', () => {
   it('shows a turn stored before environments as it did: its feedback text, as a user message', async () => {
     await ui.open(`/trajectories/${encodeURIComponent(OLD)}`, 'environment-turns-old');
     expect(await text('#environment')).toBe('–');
-    expect(await text('.feedback-label'))
-      .toBe('Feedback for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):');
+    expect(await text('.feedback-label')).toBe(
+      'Feedback for this verdict (never appended: the trajectory ended after this turn, so it is in no context and not trained on):',
+    );
     expect(await observations(0)).toEqual([{ tag: 'div', role: 'user', label: 'user', content: OLD_FEEDBACK, open: false }]);
     expect(await text('section[data-turn="0"] pre.feedback')).toBe(OLD_FEEDBACK);
     expect(await page.$('.environment-step')).toBeNull();
@@ -143,8 +173,16 @@ describe('the trajectory view and ratchet show over environment steps', () => {
     const details = await loadTrajectoryDetails(db.pool, tokenizer, undefined, STORED);
     expect(details.view.environment).toBe('tool-game');
     expect(details.view.turns[0]).toMatchObject({
-      observations: [{ role: 'tool', content: DANGEROUS }, { role: 'system', content: 'two calls left' }], environmentReward: 0.5, done: false, info: INFO, state: STATE,
-      rawReward: 0.25, reward: 1.75,
+      observations: [
+        { role: 'tool', content: DANGEROUS },
+        { role: 'system', content: 'two calls left' },
+      ],
+      environmentReward: 0.5,
+      done: false,
+      info: INFO,
+      state: STATE,
+      rawReward: 0.25,
+      reward: 1.75,
     });
     expect(details.view.turns[1]).toMatchObject({ environmentReward: 1, done: true, info: {} });
     expect(details.view.turns[1]).not.toHaveProperty('state');
@@ -166,7 +204,8 @@ describe('compactJson', () => {
   it('keeps what fits on one line, and breaks bigger values member by member', () => {
     expect(compactJson({ a: 1, b: [1, 2], c: 'x' })).toBe('{"a": 1, "b": [1, 2], "c": "x"}');
     expect(compactJson({ a: 'x'.repeat(50), b: { c: 1, d: 'y'.repeat(60) }, e: [] }, 40)).toBe(
-      `{\n  "a": "${'x'.repeat(50)}",\n  "b": {\n    "c": 1,\n    "d": "${'y'.repeat(60)}"\n  },\n  "e": []\n}`);
+      `{\n  "a": "${'x'.repeat(50)}",\n  "b": {\n    "c": 1,\n    "d": "${'y'.repeat(60)}"\n  },\n  "e": []\n}`,
+    );
     expect(compactJson(null)).toBe('null');
     expect(compactJson('<a>')).toBe('"<a>"');
   });

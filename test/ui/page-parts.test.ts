@@ -27,7 +27,7 @@ describe('unpacking a packed trajectory for the viewer', () => {
 });
 
 describe('GRPO advantages of a group', () => {
-  it('normalises each turn\'s returns by the group\'s mean and standard deviation', () => {
+  it("normalises each turn's returns by the group's mean and standard deviation", () => {
     const advantages = groupAdvantages([[1, 1], [-1, -1], [1]]);
     expect(advantages[0]![0]).toBeCloseTo(0.7071, 3);
     expect(advantages[1]![0]).toBeCloseTo(-1.4142, 3);
@@ -42,7 +42,10 @@ describe('GRPO advantages of a group', () => {
 
 describe('splitting reasoning from the answer', () => {
   it('shows <think> apart from what follows it', () => {
-    expect(splitReasoning('<think>try 6</think>\nThe answer is $\\boxed{6}$.')).toEqual({ reasoning: 'try 6', answer: 'The answer is $\\boxed{6}$.' });
+    expect(splitReasoning('<think>try 6</think>\nThe answer is $\\boxed{6}$.')).toEqual({
+      reasoning: 'try 6',
+      answer: 'The answer is $\\boxed{6}$.',
+    });
   });
 
   it('treats an unclosed <think> (cut off by the length limit) as all reasoning', () => {

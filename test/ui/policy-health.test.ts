@@ -14,18 +14,37 @@ let db: TestDatabase;
 function stored(id: string, layout: 'seed' | 'concat', turns: TurnTokens[], sampling = DEFAULT_SAMPLING, finishedOrder = 0): CompletedTrajectory {
   const promptIds = [1, 2, 3];
   return {
-    trajectoryId: id, qid: 'q', birthTime: 1_730_000_000_000 + finishedOrder, layout, endReason: 'turns', promptIds,
+    trajectoryId: id,
+    qid: 'q',
+    birthTime: 1_730_000_000_000 + finishedOrder,
+    layout,
+    endReason: 'turns',
+    promptIds,
     packed: packTrajectory(promptIds, turns, layout),
     turns: turns.map((t, turn) => ({
-      turn, contextLen: 3, outputLen: t.outputIds.length, finishReason: 'stop', versionStart: t.outputVersions[0]!, versionEnd: t.outputVersions.at(-1)!,
-      verdict: 'wrong', success: false, feedbackLen: t.feedbackIds.length,
+      turn,
+      contextLen: 3,
+      outputLen: t.outputIds.length,
+      finishReason: 'stop',
+      versionStart: t.outputVersions[0]!,
+      versionEnd: t.outputVersions.at(-1)!,
+      verdict: 'wrong',
+      success: false,
+      feedbackLen: t.feedbackIds.length,
     })),
-    rewards: turns.map(() => -1), rawRewards: turns.map(() => -1), texts: [], sampling,
+    rewards: turns.map(() => -1),
+    rawRewards: turns.map(() => -1),
+    texts: [],
+    sampling,
   };
 }
 
 const turn = (logprobs: number[], versions: number[], feedback: number[] = []): TurnTokens => ({
-  outputIds: logprobs.map((_, i) => 10 + i), outputLogprobs: logprobs, outputVersions: versions, feedbackIds: feedback, noEos: false,
+  outputIds: logprobs.map((_, i) => 10 + i),
+  outputLogprobs: logprobs,
+  outputVersions: versions,
+  feedbackIds: feedback,
+  noEos: false,
 });
 
 beforeAll(async () => {
@@ -45,11 +64,20 @@ describe('the behaviour policy per version', () => {
   it('gives the mean logprob of the tokens each version sampled, and −mean logprob as the entropy estimate under plain sampling', async () => {
     const health = await policyHealth(db.pool, 'health');
     expect(health).toMatchObject({ trajectories: 2, plainSampling: true });
-    expect(health.byVersion.map((v) => [v.version, v.tokens, +v.meanLogprob.toFixed(6), v.entropyEstimate === null ? null : +v.entropyEstimate.toFixed(6)]))
-      .toEqual([[0, 3, -1, 1], [1, 3, -1.75, 1.75]]);
+    expect(
+      health.byVersion.map((v) => [
+        v.version,
+        v.tokens,
+        +v.meanLogprob.toFixed(6),
+        v.entropyEstimate === null ? null : +v.entropyEstimate.toFixed(6),
+      ]),
+    ).toEqual([
+      [0, 3, -1, 1],
+      [1, 3, -1.75, 1.75],
+    ]);
   });
 
-  it('shows no entropy estimate where sampling was not the policy\'s own distribution, and says why, on its page', async () => {
+  it("shows no entropy estimate where sampling was not the policy's own distribution, and says why, on its page", async () => {
     const health = await policyHealth(db.pool, 'cooled');
     expect(health.plainSampling).toBe(false);
     expect(health.byVersion).toEqual([{ version: 2, tokens: 2, meanLogprob: expect.closeTo(-0.2, 6), entropyEstimate: null }]);

@@ -36,24 +36,33 @@ afterAll(async () => {
 
 const open = (path: string, shot?: string) => ui.open(path, shot);
 
-const drawn = (id: string) => page.evaluate((chartId) => {
-  const chart = (globalThis as any).ratchetCharts[chartId];
-  return chart ? { data: chart.data, labels: chart.series.slice(1).map((s: { label: string }) => s.label) } : null;
-}, id);
-const xRange = (id: string) => page.evaluate((chartId) => {
-  const { min, max } = (globalThis as any).ratchetCharts[chartId].scales.x;
-  return [min, max];
-}, id);
+const drawn = (id: string) =>
+  page.evaluate((chartId) => {
+    const chart = (globalThis as any).ratchetCharts[chartId];
+    return chart ? { data: chart.data, labels: chart.series.slice(1).map((s: { label: string }) => s.label) } : null;
+  }, id);
+const xRange = (id: string) =>
+  page.evaluate((chartId) => {
+    const { min, max } = (globalThis as any).ratchetCharts[chartId].scales.x;
+    return [min, max];
+  }, id);
 const refreshed = () => page.evaluate(() => Number((globalThis as any).document.body.dataset.refreshed ?? 0));
 const nextPoll = async () => {
   const before = await refreshed();
   await page.waitForFunction((n) => Number((globalThis as any).document.body.dataset.refreshed ?? 0) > n, { timeout: 15_000 }, before);
 };
 
-describe('the run page\'s charts', () => {
+describe("the run page's charts", () => {
   it('keeps a zoom across polls, updating the zoomed chart in place with new data', async () => {
     await open('/runs/curves', 'run-charts');
-    expect(await drawn('chart-by-version')).toEqual({ data: [[0, 1, 2], [0.5, 0, 0], [1, null, null]], labels: ['turn 1', 'turn 2'] });
+    expect(await drawn('chart-by-version')).toEqual({
+      data: [
+        [0, 1, 2],
+        [0.5, 0, 0],
+        [1, null, null],
+      ],
+      labels: ['turn 1', 'turn 2'],
+    });
     await page.evaluate(() => {
       const chart = (globalThis as any).ratchetCharts['chart-by-version'];
       chart.probe = 'the same chart';
@@ -72,9 +81,12 @@ describe('the run page\'s charts', () => {
 
   it('draws success per turn across versions, one line per turn, and says how many samples each point rests on', async () => {
     await open('/runs/curves');
-    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { curves: { byTurn: { samples: number }[] }; charts: ChartSpec[] };
+    const view = (await (await fetch(`${ui.url}/api/runs/curves`)).json()) as { curves: { byTurn: { samples: number }[] }; charts: ChartSpec[] };
     expect(view.curves.byTurn.map((p) => p.samples)).toEqual([5, 1]);
-    expect(view.charts.find((c) => c.id === 'chart-by-version')!.counts).toEqual([[2, 1, 1, 1], [1, 0, 0, 0]]);
+    expect(view.charts.find((c) => c.id === 'chart-by-version')!.counts).toEqual([
+      [2, 1, 1, 1],
+      [1, 0, 0, 0],
+    ]);
     // Legend values carry n; every point here rests on fewer than 10 samples, so each is ringed.
     const legend = await page.evaluate(() => {
       const chart = (globalThis as any).ratchetCharts['chart-by-turn'];
@@ -85,7 +97,13 @@ describe('the run page\'s charts', () => {
 
   it('charts the groups with no training signal, the advantages, staleness and truncation', async () => {
     await open('/runs/curves');
-    expect(await drawn('chart-no-signal-by-version')).toEqual({ data: [[0, 1], [0, 1]], labels: ['every sample the same R₀'] });
+    expect(await drawn('chart-no-signal-by-version')).toEqual({
+      data: [
+        [0, 1],
+        [0, 1],
+      ],
+      labels: ['every sample the same R₀'],
+    });
     // Advantage bars centred on zero and symmetric: −0.5 … +0.5 in 21 bars, the zero bar in the middle.
     const advantages = (await drawn('chart-advantages'))!.data as number[][];
     expect(advantages[0]!).toHaveLength(21);
@@ -94,8 +112,18 @@ describe('the run page\'s charts', () => {
     const [lo, hi] = await xRange('chart-advantages');
     expect(lo! + hi!).toBeCloseTo(0, 9);
     // η = 1: the bar over it is drawn as stale, in its own series.
-    expect(await drawn('chart-staleness')).toEqual({ data: [[1, 2], [2, null], [null, 2]], labels: ['within η = 1', 'stale (over η)'] });
-    expect((await drawn('chart-truncation-by-version'))!.data).toEqual([[0, 1, 3], [0, 0.5, 0]]);
+    expect(await drawn('chart-staleness')).toEqual({
+      data: [
+        [1, 2],
+        [2, null],
+        [null, 2],
+      ],
+      labels: ['within η = 1', 'stale (over η)'],
+    });
+    expect((await drawn('chart-truncation-by-version'))!.data).toEqual([
+      [0, 1, 3],
+      [0, 0.5, 0],
+    ]);
     // Histogram bars are padded by half a bar: the edge bars are whole.
     expect(await xRange('chart-staleness')).toEqual([0.5, 2.5]);
     const lengths = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-lengths'].scales.x);
@@ -117,22 +145,25 @@ describe('the run page\'s charts', () => {
 
   it('shades each rate with its Wilson 95% interval from the samples each point rests on, named in the title', async () => {
     await open('/runs/curves');
-    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[] };
+    const view = (await (await fetch(`${ui.url}/api/runs/curves`)).json()) as { charts: ChartSpec[] };
     const banded = view.charts.filter((c) => c.styles.some((style) => style.band === 'wilson')).map((c) => c.id);
-    expect(banded).toEqual(expect.arrayContaining(['chart-by-turn', 'chart-over-time', 'chart-by-version', 'chart-no-signal-over-time', 'chart-no-signal-by-version']));
+    expect(banded).toEqual(
+      expect.arrayContaining(['chart-by-turn', 'chart-over-time', 'chart-by-version', 'chart-no-signal-over-time', 'chart-no-signal-by-version']),
+    );
     // Means (reward, length) and shares of turns counted by trajectory have no band.
     expect(banded).not.toContain('chart-reward-over-time');
     expect(banded).not.toContain('chart-truncation-over-time');
     for (const id of banded) expect(view.charts.find((c) => c.id === id)!.title).toContain('shaded: Wilson 95% interval');
     const spec = view.charts.find((c) => c.id === 'chart-by-turn')!;
     const bands = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.bands);
-    expect(bands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6))))
-      .toEqual(spec.y[0]!.map((p, i) => Object.values(wilsonInterval(p! * spec.counts![0]![i]!, spec.counts![0]![i]!)!).map((v) => +v.toFixed(6))));
+    expect(bands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6)))).toEqual(
+      spec.y[0]!.map((p, i) => Object.values(wilsonInterval(p! * spec.counts![0]![i]!, spec.counts![0]![i]!)!).map((v) => +v.toFixed(6))),
+    );
   });
 
   it('charts throughput over time from the stored rows (tokens per second, trajectories per minute), and says where latency is', async () => {
     await open('/runs/curves');
-    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[]; curves: RunCurves };
+    const view = (await (await fetch(`${ui.url}/api/runs/curves`)).json()) as { charts: ChartSpec[]; curves: RunCurves };
     const { overTime, bucketSeconds } = view.curves;
     expect(bucketSeconds).toBeGreaterThan(0);
     const tokens = view.charts.find((c) => c.id === 'chart-throughput-over-time')!;
@@ -146,7 +177,7 @@ describe('the run page\'s charts', () => {
 
   it('smooths lines by pooling neighbouring points weighted by their samples, on request, and back', async () => {
     await open('/runs/curves');
-    const view = await (await fetch(`${ui.url}/api/runs/curves`)).json() as { charts: ChartSpec[] };
+    const view = (await (await fetch(`${ui.url}/api/runs/curves`)).json()) as { charts: ChartSpec[] };
     const spec = view.charts.find((c) => c.id === 'chart-by-turn')!;
     const [values, counts] = [spec.y[0]!, spec.counts![0]!];
     const pooled = values.map((_, i) => {
@@ -155,13 +186,15 @@ describe('the run page\'s charts', () => {
     });
     await page.select('#smoothing', '1');
     expect((await drawn('chart-by-turn'))!.data[1]).toEqual(pooled);
-    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.title))
-      .toBe('success rate by turn · shaded: Wilson 95% interval · smoothed over 3 points');
+    expect(await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.title)).toBe(
+      'success rate by turn · shaded: Wilson 95% interval · smoothed over 3 points',
+    );
     // The band of a smoothed point is the interval of the pooled rate over the pooled samples.
     const pooledN = counts.map((_, i) => counts.filter((_, j) => Math.abs(i - j) <= 1).reduce((sum, n) => sum + n!, 0));
     const smoothedBands = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.bands);
-    expect(smoothedBands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6))))
-      .toEqual(pooled.map((p, i) => Object.values(wilsonInterval(p * pooledN[i]!, pooledN[i]!)!).map((v) => +v.toFixed(6))));
+    expect(smoothedBands.map((b: number[]) => b.slice(2).map((v) => +v.toFixed(6)))).toEqual(
+      pooled.map((p, i) => Object.values(wilsonInterval(p * pooledN[i]!, pooledN[i]!)!).map((v) => +v.toFixed(6))),
+    );
     // Kept for the next page, and undone as easily.
     await open('/runs/curves');
     expect(await page.$eval('#smoothing', (el) => (el as unknown as { value: string }).value)).toBe('1');
@@ -171,7 +204,10 @@ describe('the run page\'s charts', () => {
 
   it('shows the charts over one x axis on request: time, policy version or training step', async () => {
     await open('/runs/curves');
-    const shown = () => page.$$eval('.chart', (boxes) => boxes.filter((box) => (box as unknown as { offsetParent: unknown }).offsetParent !== null).map((box) => box.id));
+    const shown = () =>
+      page.$$eval('.chart', (boxes) =>
+        boxes.filter((box) => (box as unknown as { offsetParent: unknown }).offsetParent !== null).map((box) => box.id),
+      );
     await page.select('#x-axis', 'version');
     const byVersion = await shown();
     expect(byVersion).toEqual(expect.arrayContaining(['chart-by-version', 'chart-reward-by-version', 'chart-lengths', 'chart-by-turn']));
@@ -184,7 +220,7 @@ describe('the run page\'s charts', () => {
     expect(await shown()).toEqual(expect.arrayContaining(['chart-over-time', 'chart-by-version', 'chart-step-reward']));
   });
 
-  it('lists the run\'s batches, keeping the list current, and its settings', async () => {
+  it("lists the run's batches, keeping the list current, and its settings", async () => {
     await open('/runs/curves');
     const batch = await page.$$eval(`#batches tr[data-batch="${batchId}"] td`, (tds) => tds.map((td) => td.textContent?.trim()));
     expect(batch.slice(1, 6)).toEqual(['trainer-0', '2', '2', '4', '2']);
@@ -192,26 +228,52 @@ describe('the run page\'s charts', () => {
     // A batch claimed while the page is open shows at the next poll.
     const second = await handOutBatch(db.pool);
     await nextPoll();
-    expect(await page.$$eval('#batches tr[data-batch]', (trs) => trs.map((tr) => tr.getAttribute('data-batch')))).toEqual(expect.arrayContaining([batchId, second]));
+    expect(await page.$$eval('#batches tr[data-batch]', (trs) => trs.map((tr) => tr.getAttribute('data-batch')))).toEqual(
+      expect.arrayContaining([batchId, second]),
+    );
     expect(await page.$eval('#batch-count', (el) => el.textContent)).toBe('2');
-    const settings = await page.$$eval('#run-settings tr', (trs) => trs.map((tr) => [tr.getAttribute('data-setting'), tr.querySelector('td')?.textContent]));
-    expect(settings).toEqual(expect.arrayContaining([
-      ['kind', 'training run'], ['η (max_head_offpolicyness, versions)', '1'], ['batch size (groups)', '2'], ['group size (samples per prompt)', '2'], ['layout', 'seed'],
-    ]));
+    const settings = await page.$$eval('#run-settings tr', (trs) =>
+      trs.map((tr) => [tr.getAttribute('data-setting'), tr.querySelector('td')?.textContent]),
+    );
+    expect(settings).toEqual(
+      expect.arrayContaining([
+        ['kind', 'training run'],
+        ['η (max_head_offpolicyness, versions)', '1'],
+        ['batch size (groups)', '2'],
+        ['group size (samples per prompt)', '2'],
+        ['layout', 'seed'],
+      ]),
+    );
   });
 
   it('overlays a second run on the same charts, picked by name', async () => {
     await open('/runs/curves');
-    await page.$eval('#compare input[name="compare"]', (input) => { (input as unknown as { value: string }).value = 'curves-b'; });
+    await page.$eval('#compare input[name="compare"]', (input) => {
+      (input as unknown as { value: string }).value = 'curves-b';
+    });
     await Promise.all([page.waitForNavigation(), page.click('#compare button')]);
     expect(page.url()).toContain('/runs/curves?compare=curves-b');
     if (screenshots) await page.screenshot({ path: `${screenshots}/run-charts-compare.png`, fullPage: true });
-    expect(await drawn('chart-by-turn')).toEqual({ data: [[1, 2], [0.4, 1], [0.25, 1]], labels: ['curves: success', 'curves-b: success'] });
+    expect(await drawn('chart-by-turn')).toEqual({
+      data: [
+        [1, 2],
+        [0.4, 1],
+        [0.25, 1],
+      ],
+      labels: ['curves: success', 'curves-b: success'],
+    });
     // Each run in its own colour, named in the key.
-    const colours = () => page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.styles.map((s: { colour: string }) => s.colour));
+    const colours = () =>
+      page.evaluate(() => (globalThis as any).ratchetCharts['chart-by-turn'].ratchet.spec.styles.map((s: { colour: string }) => s.colour));
     expect(await colours()).toEqual([runColour(0), runColour(1)]);
-    expect(await page.$$eval('#compare-key .run-key', (keys) => keys.map((k) => [k.getAttribute('data-run'), (k as unknown as { style: { color: string } }).style.color])))
-      .toEqual([['curves', 'rgb(29, 95, 191)'], ['curves-b', 'rgb(192, 57, 43)']]);
+    expect(
+      await page.$$eval('#compare-key .run-key', (keys) =>
+        keys.map((k) => [k.getAttribute('data-run'), (k as unknown as { style: { color: string } }).style.color]),
+      ),
+    ).toEqual([
+      ['curves', 'rgb(29, 95, 191)'],
+      ['curves-b', 'rgb(192, 57, 43)'],
+    ]);
     // The overlay survives the poll.
     await nextPoll();
     expect((await drawn('chart-by-turn'))!.labels).toEqual(['curves: success', 'curves-b: success']);
@@ -221,7 +283,14 @@ describe('the run page\'s charts', () => {
     await open('/runs/curves?compare=curves-b,single');
     expect((await drawn('chart-by-turn'))!.labels).toEqual(['curves: success', 'curves-b: success', 'single: success']);
     const styles = await page.evaluate(() => (globalThis as any).ratchetCharts['chart-over-time'].ratchet.spec.styles);
-    expect(styles.map((s: { colour: string }) => s.colour)).toEqual([runColour(0), runColour(0), runColour(1), runColour(1), runColour(2), runColour(2)]);
+    expect(styles.map((s: { colour: string }) => s.colour)).toEqual([
+      runColour(0),
+      runColour(0),
+      runColour(1),
+      runColour(1),
+      runColour(2),
+      runColour(2),
+    ]);
     expect(new Set(styles.map((s: { colour: string }) => s.colour)).size).toBe(3);
     // first turn solid, any turn dashed, in every run.
     expect(styles.map((s: { dash?: number[] }) => s.dash ?? null)).toEqual([null, [6, 3], null, [6, 3], null, [6, 3]]);

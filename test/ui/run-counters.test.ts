@@ -48,8 +48,8 @@ const open = (path: string) => ui.open(path);
 
 const counter = (name: string) => page.$eval(`[data-counter="${name}"]`, (el) => el.textContent ?? '');
 
-describe('a run\'s counters in the browser', () => {
-  it('show a plain run\'s backlog: every submitted trajectory, not only those started', async () => {
+describe("a run's counters in the browser", () => {
+  it("show a plain run's backlog: every submitted trajectory, not only those started", async () => {
     await open('/runs/backlog');
     expect(await counter('submitted')).toBe('10');
     expect(await counter('queued')).toBe('6');
@@ -60,8 +60,13 @@ describe('a run\'s counters in the browser', () => {
 
   it('follow new submissions on the poll, without a reload', async () => {
     await open('/runs/backlog');
-    await recordSubmissions(db.pool, Array.from({ length: 5 }, (_, i) => `backlog/late${i}/0`));
-    await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="queued"]')?.textContent === '11', { timeout: 15_000 });
+    await recordSubmissions(
+      db.pool,
+      Array.from({ length: 5 }, (_, i) => `backlog/late${i}/0`),
+    );
+    await page.waitForFunction(() => (globalThis as any).document.querySelector('[data-counter="queued"]')?.textContent === '11', {
+      timeout: 15_000,
+    });
     expect(await counter('submitted')).toBe('15');
   });
 
@@ -98,7 +103,7 @@ describe('a run\'s counters in the browser', () => {
     expect(trained.slice(0, 2)).toEqual(['trained', 'training']);
   });
 
-  it('show each run\'s backlog on /live, plain runs included', async () => {
+  it("show each run's backlog on /live, plain runs included", async () => {
     await open('/live');
     const backlog = await page.$$eval('#backlog tr[data-run="backlog"] td', (cells) => cells.map((c) => c.textContent?.trim()));
     // run, kind, submitted, queued, running, completed, failed, trajectories/s, why

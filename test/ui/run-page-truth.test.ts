@@ -23,7 +23,7 @@ const STALE_RUN = { runId: 'stale', maxHeadOffpolicyness: 0, batchSize: 1, maxCo
 beforeAll(async () => {
   db = await startTestDatabase();
   app = uiApp({ pool: db.pool, tokenizer: await loadModelTokenizer(), assets: new Map() });
-  const members = [...await joinedGroup(db.pool, STALE_RUN, 'a', 2), ...await joinedGroup(db.pool, STALE_RUN, 'b', 2)];
+  const members = [...(await joinedGroup(db.pool, STALE_RUN, 'a', 2)), ...(await joinedGroup(db.pool, STALE_RUN, 'b', 2))];
   await admitGroups(db.pool, STALE_RUN.runId);
   for (const id of members) await complete(db.pool, id, ['wrong', 'correct']);
   await publishPolicyVersion(db.pool, 1);
@@ -51,11 +51,15 @@ const rowCells = (page: string, id: string) => {
   return [...row.matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, '').trim());
 };
 
-describe('the live page\'s attempt column', () => {
+describe("the live page's attempt column", () => {
   it('shows the attempt a person counts, never the fencing offset of a turn that fell back', async () => {
     // Three turns generating: one on its first attempt, one on the shared queue's first attempt after falling back
     // from its server's queue (stored as 101), one retried twice there (103).
-    for (const [id, stored] of [['live/q/0', 1], ['live/q/1', FALLBACK_ATTEMPT_BASE + 1], ['live/q/2', FALLBACK_ATTEMPT_BASE + 3]] as const) {
+    for (const [id, stored] of [
+      ['live/q/0', 1],
+      ['live/q/1', FALLBACK_ATTEMPT_BASE + 1],
+      ['live/q/2', FALLBACK_ATTEMPT_BASE + 3],
+    ] as const) {
       await savePrompt(db.pool, id, [1, 2], 'prompt');
       if (stored > 1) await claimTurnCheckpoint(db.pool, { trajectoryId: id, turn: 0, attempt: 1 });
       await claimTurnCheckpoint(db.pool, { trajectoryId: id, turn: 0, attempt: stored });
@@ -78,7 +82,7 @@ interface RunJson {
 
 describe('one definition of stale on the run page', () => {
   it('gives the same count in the counter, the staleness histogram right of η and the stale filter, expired batches included', async () => {
-    const view = await (await app.request('/api/runs/stale')).json() as RunJson;
+    const view = (await (await app.request('/api/runs/stale')).json()) as RunJson;
     // Both groups' 4 members were over η when last handed out; only the acknowledged batch's 2 were consumed.
     expect(view.counters.staleAtHandOut).toBe(4);
     expect(view.counters.staleTrajectories).toBe(2);
@@ -90,7 +94,9 @@ describe('one definition of stale on the run page', () => {
     expect(page).toMatch(/id="trajectory-total"[^>]*>4</);
     expect(page).toMatch(/stale at hand-out<b data-counter="staleAtHandOut">4</);
     // The definition is named where the number is shown.
-    expect(page).toMatch(/title="Trajectories over the run(&#39;|')s staleness bound η \(max_head_offpolicyness\) at their latest hand-out, in any batch/);
+    expect(page).toMatch(
+      /title="Trajectories over the run(&#39;|')s staleness bound η \(max_head_offpolicyness\) at their latest hand-out, in any batch/,
+    );
   });
 });
 
@@ -146,7 +152,7 @@ describe('the group page', () => {
 });
 
 describe('the verdict filter', () => {
-  it('filters by a verdict only an environment gives, offered from the run\'s own turns, and by an unknown one to nothing', async () => {
+  it("filters by a verdict only an environment gives, offered from the run's own turns, and by an unknown one to nothing", async () => {
     // An environment run: a tool call, then a correct answer; and a plain wrong answer.
     await complete(db.pool, 'tools/q1/0', ['tool_call' as StoredVerdict, 'correct']);
     await complete(db.pool, 'tools/q2/0', ['wrong']);
@@ -186,8 +192,8 @@ describe('an id that names no run', () => {
   });
 });
 
-describe('the run page\'s headline', () => {
-  it('says whether the run is learning: the newest version\'s success and return against the version before, self-correction, each defined', async () => {
+describe("the run page's headline", () => {
+  it("says whether the run is learning: the newest version's success and return against the version before, self-correction, each defined", async () => {
     // Version 0: one of two problems solved. Version 1: all three solved, one only at its second turn.
     await complete(db.pool, 'learning/q0/0', ['wrong'], 0);
     await complete(db.pool, 'learning/q1/0', ['correct'], 0);
@@ -198,7 +204,10 @@ describe('the run page\'s headline', () => {
     const item = (id: string) => {
       const at = page.indexOf(`id="headline-${id}"`);
       expect(at, id).toBeGreaterThan(0);
-      return page.slice(at, page.indexOf('</div>', at)).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+      return page
+        .slice(at, page.indexOf('</div>', at))
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ');
     };
     expect(item('success')).toContain('success, any turn (v1) 1.000 +0.500 n=3');
     expect(item('first-turn-success')).toContain('success at turn 1 (v1) 0.667 +0.167 n=3');
@@ -211,7 +220,7 @@ describe('the run page\'s headline', () => {
 });
 
 describe('downloading the filtered list', () => {
-  it('gives the rows the list\'s filters select, as CSV, a qid part matched whatever its case', async () => {
+  it("gives the rows the list's filters select, as CSV, a qid part matched whatever its case", async () => {
     const response = await app.request('/runs/learning/trajectories.csv?qidContains=Q2');
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/csv');

@@ -22,12 +22,27 @@ function fakeTemporal(): TemporalAccess {
       const workflow = WORKFLOWS[id];
       if (!workflow) throw new WorkflowNotFoundError(`workflow ${id} not found`, id, undefined);
       return {
-        status: { name: workflow.status }, runId: `run-of-${id}`, startTime: new Date('2026-01-01T00:00:00Z'), historyLength: 42,
-        raw: { pendingActivities: (workflow.pending ?? []).map((p) => ({ activityType: { name: p.name }, state: 2, attempt: p.attempt, maximumAttempts: 0, lastFailure: { message: p.failure } })) },
+        status: { name: workflow.status },
+        runId: `run-of-${id}`,
+        startTime: new Date('2026-01-01T00:00:00Z'),
+        historyLength: 42,
+        raw: {
+          pendingActivities: (workflow.pending ?? []).map((p) => ({
+            activityType: { name: p.name },
+            state: 2,
+            attempt: p.attempt,
+            maximumAttempts: 0,
+            lastFailure: { message: p.failure },
+          })),
+        },
       };
     },
-    fetchHistory: async () => { throw new WorkflowNotFoundError('no history here', id, undefined); },
-    query: async () => { throw new Error('no queries here'); },
+    fetchHistory: async () => {
+      throw new WorkflowNotFoundError('no history here', id, undefined);
+    },
+    query: async () => {
+      throw new Error('no queries here');
+    },
   });
   return { client: { workflow: { getHandle } } as unknown as Client, namespace: 'default', uiUrl: 'http://127.0.0.1:8233' };
 }
@@ -60,7 +75,9 @@ const path = () => decodeURIComponent(new URL(page.url()).pathname + new URL(pag
 
 async function search(query: string, ui = plain): Promise<void> {
   if (!page.url().startsWith(ui.url)) await page.goto(ui.url);
-  await page.$eval('#search input', (input) => { (input as unknown as { value: string }).value = ''; });
+  await page.$eval('#search input', (input) => {
+    (input as unknown as { value: string }).value = '';
+  });
   await page.type('#search input', query);
   await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
 }
@@ -78,8 +95,14 @@ describe('the search box', () => {
   it('lists every run holding a qid, with its pass rate, and problems or runs containing the text', async () => {
     await search('algebra/3');
     expect(path()).toBe('/search?q=algebra/3');
-    expect(await page.$$eval('#qid-runs tr[data-run]', (rows) => rows.map((row) => [row.getAttribute('data-run'), row.children[2]?.textContent, row.children[3]?.textContent])))
-      .toEqual([['math', '33.3%', '66.7%'], ['other', '100.0%', '100.0%']]);
+    expect(
+      await page.$$eval('#qid-runs tr[data-run]', (rows) =>
+        rows.map((row) => [row.getAttribute('data-run'), row.children[2]?.textContent, row.children[3]?.textContent]),
+      ),
+    ).toEqual([
+      ['math', '33.3%', '66.7%'],
+      ['other', '100.0%', '100.0%'],
+    ]);
     await Promise.all([page.waitForNavigation(), page.click('#qid-runs tr[data-run="math"] a')]);
     expect(await page.$$eval('#trajectories tr[data-trajectory]', (rows) => rows.length)).toBe(3);
     await search('gebra');
@@ -95,10 +118,12 @@ describe('the search box', () => {
   });
 });
 
-describe('an unknown trajectory\'s page', () => {
+describe("an unknown trajectory's page", () => {
   it('says Temporal has no such workflow, links nowhere wrong, and does not poll', async () => {
     const requests: string[] = [];
-    page.on('request', (request) => { requests.push(request.url()); });
+    page.on('request', (request) => {
+      requests.push(request.url());
+    });
     await page.goto(`${withTemporal.url}/trajectories/ds-17`);
     expect(await text('#unknown-trajectory')).toContain('No such trajectory');
     expect(await page.$$eval('main a', (links) => links.map((a) => a.getAttribute('href')))).toEqual(['/search']);
@@ -122,18 +147,20 @@ describe('the group page', () => {
   });
 });
 
-describe('a trajectory\'s page', () => {
-  it('keeps a code turn\'s lines and shows which test failed: the traceback, or expected against actual', async () => {
+describe("a trajectory's page", () => {
+  it("keeps a code turn's lines and shows which test failed: the traceback, or expected against actual", async () => {
     await page.goto(`${plain.url}/trajectories/${encodeURIComponent('math/algebra/10/0')}`);
     expect(await page.$eval('section[data-turn="0"] pre.extracted', (el) => el.textContent)).toContain('print(1)\nprint(2)');
     expect(await text('section[data-turn="0"] .failed-test')).toBe('test 2 of 3');
-    expect(await text('section[data-turn="0"] pre.judge-text')).toMatch(/^crashed: exit status 1\nTraceback[\s\S]*ZeroDivisionError: division by zero$/);
+    expect(await text('section[data-turn="0"] pre.judge-text')).toMatch(
+      /^crashed: exit status 1\nTraceback[\s\S]*ZeroDivisionError: division by zero$/,
+    );
     await page.goto(`${plain.url}/trajectories/${encodeURIComponent('math/algebra/10/1')}`);
     expect(await page.$eval('pre.expected', (el) => el.textContent)).toBe('1\n2');
     expect(await page.$eval('pre.actual', (el) => el.textContent)).toBe('1\n3');
   });
 
-  it('labels the last turn\'s feedback as never appended, and earlier feedback as appended before the next turn', async () => {
+  it("labels the last turn's feedback as never appended, and earlier feedback as appended before the next turn", async () => {
     await page.goto(`${plain.url}/trajectories/${encodeURIComponent('math/algebra/3/0')}`);
     expect(await page.$$eval('.feedback-label', (ps) => ps.map((p) => p.textContent))).toEqual([
       'Feedback (appended as tokens before turn 2):',
@@ -141,16 +168,23 @@ describe('a trajectory\'s page', () => {
     ]);
   });
 
-  it('shows Temporal\'s own status beside the row\'s: run, history, pending activities with attempts, and flags disagreement', async () => {
+  it("shows Temporal's own status beside the row's: run, history, pending activities with attempts, and flags disagreement", async () => {
     await page.goto(`${withTemporal.url}/trajectories/${encodeURIComponent(RUNNING_ID)}`);
     expect(await text('#workflow-status')).toBe('Running');
     expect(await text('#workflow-run-id')).toBe(`run-of-${RUNNING_ID}`);
-    expect(await page.$$eval('#pending-activities tr:not(:first-child) td', (tds) => tds.map((td) => td.textContent?.trim()))).toEqual(['generate', 'started', '3', 'inference server unavailable']);
+    expect(await page.$$eval('#pending-activities tr:not(:first-child) td', (tds) => tds.map((td) => td.textContent?.trim()))).toEqual([
+      'generate',
+      'started',
+      '3',
+      'inference server unavailable',
+    ]);
     await page.goto(`${withTemporal.url}/trajectories/${encodeURIComponent('math/algebra/3/1')}`);
     expect(await text('#trajectory-status')).toBe('completed');
     expect(await text('#status-disagreement')).toContain('Temporal says Failed, the row says completed');
     WORKFLOWS[RUNNING_ID] = { status: 'COMPLETED' };
     await page.goto(`${withTemporal.url}/trajectories/${encodeURIComponent(RUNNING_ID)}`);
-    expect(await text('#status-disagreement')).toBe('Temporal and Postgres disagree: Temporal says Completed, the row says nothing (there is no row).');
+    expect(await text('#status-disagreement')).toBe(
+      'Temporal and Postgres disagree: Temporal says Completed, the row says nothing (there is no row).',
+    );
   });
 });

@@ -22,7 +22,9 @@ beforeAll(async () => {
   await recordLoadRequested(db.pool, 'http://gpu-b:8000', 2);
   await recordLoaded(db.pool, 'http://gpu-b:8000', 2);
   await recordVerdict(db.pool, 'http://gpu-b:8000', 2, 'refused', {
-    figures: { tokens: 47, meanAbsDelta: 0.2413, maxAbsDelta: 0.6116 }, errorType: 'WeightsMismatch', error: 'served logprobs differ from the published weights\'',
+    figures: { tokens: 47, meanAbsDelta: 0.2413, maxAbsDelta: 0.6116 },
+    errorType: 'WeightsMismatch',
+    error: "served logprobs differ from the published weights'",
   });
   await recordServing(db.pool, 'http://gpu-b:8000', 1, 'version 2 refused; back on 1');
   app = uiApp({ pool: db.pool, tokenizer: await loadModelTokenizer(), assets: new Map() });
@@ -46,8 +48,14 @@ describe('served weights', () => {
   });
 
   it('answers the same as JSON', async () => {
-    const body = await (await app.request('/api/weights')).json() as { servers: { server: string; version: number }[]; ledger: { version: number; verdict: string }[] };
-    expect(body.servers.map((server) => [server.server, server.version])).toEqual([['http://gpu-a:8000', 1], ['http://gpu-b:8000', 1]]);
+    const body = (await (await app.request('/api/weights')).json()) as {
+      servers: { server: string; version: number }[];
+      ledger: { version: number; verdict: string }[];
+    };
+    expect(body.servers.map((server) => [server.server, server.version])).toEqual([
+      ['http://gpu-a:8000', 1],
+      ['http://gpu-b:8000', 1],
+    ]);
     expect(body.ledger.map((row) => `${row.version}:${row.verdict}`)).toEqual(['2:refused', '1:proven', '1:proven']);
   });
 

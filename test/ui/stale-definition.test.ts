@@ -43,13 +43,17 @@ describe('stale at hand-out', () => {
     const text = await registry.metrics();
     expect(text).toContain(`ratchet_stale_at_hand_out_trajectories{run="${CURVES_RUN.runId}"} ${counters.staleAtHandOut}`);
     expect(text.split('\n').find((line) => line.startsWith('# HELP ratchet_stale_at_hand_out_trajectories'))).toContain(STALE_AT_HAND_OUT);
-    expect(text.split('\n').find((line) => line.startsWith('# HELP ratchet_stale_trajectories_total'))).toContain('Of ratchet_stale_at_hand_out_trajectories');
+    expect(text.split('\n').find((line) => line.startsWith('# HELP ratchet_stale_trajectories_total'))).toContain(
+      'Of ratchet_stale_at_hand_out_trajectories',
+    );
     expect(COUNTER_DEFINITIONS.staleAtHandOut).toContain(STALE_AT_HAND_OUT);
 
     // The Python client's run_status, its very SQL (psycopg's %s as $1).
     const python = await readFile(new URL('../../python/ratchet_rollouts/store.py', import.meta.url), 'utf8');
     const sql = /async def run_status[\s\S]*?"""(SELECT r\.run_id[\s\S]*?)"""/.exec(python)![1]!.replaceAll('%s', '$1');
-    const { rows: [row] } = await db.pool.query(sql, [CURVES_RUN.runId]);
+    const {
+      rows: [row],
+    } = await db.pool.query(sql, [CURVES_RUN.runId]);
     expect(Number(row.stale_at_hand_out)).toBe(counters.staleAtHandOut);
   });
 });

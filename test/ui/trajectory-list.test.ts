@@ -18,7 +18,9 @@ async function storeBig(from: number, to: number): Promise<void> {
   await db.pool.query(
     `INSERT INTO trajectories (trajectory_id, qid, status, layout, num_turns, birth_time, rewards, raw_rewards, successes, output_tokens, finished_at)
      SELECT 'big/p' || i || '/0', 'p' || i, 'completed', 'seed', 1, 0, '{1}', '{1}', '{t}', i, timestamptz '2026-01-01' + i * interval '1 second'
-     FROM generate_series($1::int, $2::int - 1) AS i`, [from, to]);
+     FROM generate_series($1::int, $2::int - 1) AS i`,
+    [from, to],
+  );
 }
 
 beforeAll(async () => {
@@ -36,25 +38,42 @@ afterAll(async () => {
 
 const open = (path: string, shot?: string) => ui.open(path, shot);
 
-const listed = (table = 'trajectories') => page.$$eval(`#${table} tr[data-trajectory]`, (rows) => rows.map((row) => row.getAttribute('data-trajectory')));
+const listed = (table = 'trajectories') =>
+  page.$$eval(`#${table} tr[data-trajectory]`, (rows) => rows.map((row) => row.getAttribute('data-trajectory')));
 const text = (selector: string) => page.$eval(selector, (el) => el.textContent?.trim());
 const submit = async () => Promise.all([page.waitForNavigation(), page.click('#filters button')]);
 
-describe('a run\'s trajectory list', () => {
+describe("a run's trajectory list", () => {
   it('shows per-turn verdicts with truncated turns marked, the total, and running trajectories under their whole qid', async () => {
     await open('/runs/math', 'trajectory-list');
-    expect(await listed()).toEqual(['math/geometry/1/0', 'math/algebra/10/1', 'math/algebra/10/0', 'math/algebra/3/2', 'math/algebra/3/1', 'math/algebra/3/0']);
-    expect(await page.$$eval('#trajectories tr[data-trajectory="math/algebra/3/2"] td.turn-verdict', (tds) => tds.map((td) => [td.getAttribute('data-verdict'), td.getAttribute('data-truncated')])))
-      .toEqual([['wrong', 'false'], ['wrong', 'true'], ['wrong', 'false']]);
+    expect(await listed()).toEqual([
+      'math/geometry/1/0',
+      'math/algebra/10/1',
+      'math/algebra/10/0',
+      'math/algebra/3/2',
+      'math/algebra/3/1',
+      'math/algebra/3/0',
+    ]);
+    expect(
+      await page.$$eval('#trajectories tr[data-trajectory="math/algebra/3/2"] td.turn-verdict', (tds) =>
+        tds.map((td) => [td.getAttribute('data-verdict'), td.getAttribute('data-truncated')]),
+      ),
+    ).toEqual([
+      ['wrong', 'false'],
+      ['wrong', 'true'],
+      ['wrong', 'false'],
+    ]);
     expect(await text('#trajectory-total')).toBe('6');
     if (screenshots) await (await page.$('#trajectory-rows'))?.screenshot({ path: `${screenshots}/trajectory-list-rows.png` });
     expect(await listed('running-trajectories')).toEqual([RUNNING_ID]);
     expect(await text(`#running-trajectories tr[data-trajectory="${RUNNING_ID}"] td.qid`)).toBe('algebra/3');
   });
 
-  it('offers the verdicts the run\'s stored turns have, runtime_error included and no error', async () => {
+  it("offers the verdicts the run's stored turns have, runtime_error included and no error", async () => {
     const { rows } = await db.pool.query<{ verdict: string }>('SELECT DISTINCT verdict FROM monitor_records WHERE run_id = $1 ORDER BY 1', ['math']);
-    const offered = await page.$$eval('#filters select[name=verdict] option', (options) => options.map((o) => (o as unknown as { value: string }).value));
+    const offered = await page.$$eval('#filters select[name=verdict] option', (options) =>
+      options.map((o) => (o as unknown as { value: string }).value),
+    );
     expect(offered).toEqual(['', ...rows.map((row) => row.verdict)]);
     expect(offered).toContain('runtime_error');
     expect(offered.every((verdict) => verdict === '' || (STORED_VERDICTS as readonly string[]).includes(verdict))).toBe(true);
@@ -95,21 +114,30 @@ describe('a run\'s trajectory list', () => {
 
   it('refreshes its rows as trajectories arrive, keeping the filter and the page the user is on', async () => {
     await open('/runs/big?qidContains=p6');
-    await page.evaluate(() => { (globalThis as any).notReloaded = true; });
+    await page.evaluate(() => {
+      (globalThis as any).notReloaded = true;
+    });
     expect(await listed()).toEqual(['big/p6/0']);
     await storeBig(BIG, BIG + 10);
-    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#trajectories tr[data-trajectory]').length === 11, { timeout: LIST_REFRESH_MS * 4 });
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('#trajectories tr[data-trajectory]').length === 11, {
+      timeout: LIST_REFRESH_MS * 4,
+    });
     expect((await listed()).slice(0, 2)).toEqual(['big/p69/0', 'big/p68/0']);
     expect(await text('#trajectory-total')).toBe('11');
     expect(await page.evaluate(() => (globalThis as any).notReloaded)).toBe(true);
     expect(await page.$eval('#filters input[name=qidContains]', (el) => (el as unknown as { value: string }).value)).toBe('p6');
   });
 
-  it('lists pass rate per problem, sortable, each linking to the problem\'s trajectories', async () => {
+  it("lists pass rate per problem, sortable, each linking to the problem's trajectories", async () => {
     await open('/runs/math', undefined);
     await Promise.all([page.waitForNavigation(), page.click('#problems-link')]);
-    const rows = () => page.$$eval('#problems tr[data-qid]', (trs) => trs.map((tr) => [tr.getAttribute('data-qid'), tr.querySelector('.pass-rate')?.textContent]));
-    expect(await rows()).toEqual([['algebra/3', '66.7%'], ['algebra/10', '50.0%'], ['geometry/1', '0.0%']]);
+    const rows = () =>
+      page.$$eval('#problems tr[data-qid]', (trs) => trs.map((tr) => [tr.getAttribute('data-qid'), tr.querySelector('.pass-rate')?.textContent]));
+    expect(await rows()).toEqual([
+      ['algebra/3', '66.7%'],
+      ['algebra/10', '50.0%'],
+      ['geometry/1', '0.0%'],
+    ]);
     await Promise.all([page.waitForNavigation(), page.click('#problems th[data-sort="passRate"] a')]);
     expect((await rows()).map(([qid]) => qid)).toEqual(['geometry/1', 'algebra/10', 'algebra/3']);
     await Promise.all([page.waitForNavigation(), page.click('#problems tr[data-qid="algebra/10"] a')]);

@@ -42,8 +42,8 @@ describe('the run page', () => {
     expect(page).toContain('<b data-server-share="laterPrefixCacheHitRate">–</b>');
   });
 
-  it('gives the shares to the page\'s poll, with the counts behind them', async () => {
-    const view = await (await app.request('/api/runs/affinity')).json() as { servers: Record<string, number | null> };
+  it("gives the shares to the page's poll, with the counts behind them", async () => {
+    const view = (await (await app.request('/api/runs/affinity')).json()) as { servers: Record<string, number | null> };
     expect(view.servers).toMatchObject({ laterTurns: 3, onPreviousServer: 2, cacheReportedTurns: 3 });
     expect(view.servers.onPreviousServerShare).toBeCloseTo(2 / 3);
     expect(view.servers.laterPrefixCacheHitRate).toBeCloseTo(0.75);
@@ -51,11 +51,17 @@ describe('the run page', () => {
   });
 });
 
-describe('a trajectory\'s turns', () => {
+describe("a trajectory's turns", () => {
   it('name the server that generated each and the prefix-cache tokens it reported, on the page and in `ratchet show`', async () => {
     const page = await (await app.request(`/trajectories/${encodeURIComponent('affinity/q1/0')}`)).text();
-    const turns = [...page.matchAll(/<span class="served-by">([^<]*)<\/span> · cached <span class="cached-tokens"[^>]*>([^<]*)<\/span>/g)].map((m) => [m[1], m[2]]);
-    expect(turns).toEqual([['ratchet-gpu@A', '0'], ['ratchet-gpu@A', '3'], ['ratchet-gpu@B', '–']]);
+    const turns = [...page.matchAll(/<span class="served-by">([^<]*)<\/span> · cached <span class="cached-tokens"[^>]*>([^<]*)<\/span>/g)].map(
+      (m) => [m[1], m[2]],
+    );
+    expect(turns).toEqual([
+      ['ratchet-gpu@A', '0'],
+      ['ratchet-gpu@A', '3'],
+      ['ratchet-gpu@B', '–'],
+    ]);
     const text = conversationText(await loadTrajectoryDetails(db.pool, await loadModelTokenizer(), undefined, 'affinity/q1/0'));
     expect(text).toContain('· server ratchet-gpu@A · cached 3 of 6');
     expect(text).toContain('· server ratchet-gpu@B · cached – of 10');

@@ -20,7 +20,10 @@ export interface UiBrowser {
 
 export async function startUiBrowser(pool: pg.Pool, viewport = { width: 1280, height: 900 }): Promise<UiBrowser> {
   const ui = await startRatchetUi({ pool, tokenizer: await loadModelTokenizer(), port: 0 });
-  const browser = await launchChromium().catch(async (error: unknown) => { await ui.close(); throw error; });
+  const browser = await launchChromium().catch(async (error: unknown) => {
+    await ui.close();
+    throw error;
+  });
   const page = await browser.newPage();
   await page.setViewport(viewport);
   if (SCREENSHOTS) await mkdir(SCREENSHOTS, { recursive: true });

@@ -8,7 +8,8 @@ const agrees = (c: LabelledCase): boolean => {
   const verdict = checkAnswer(c.gold, c.pred, { extraction: c.extraction });
   return c.binary ? (verdict.status === 'correct') === (c.expected === 'correct') : verdict.status === c.expected;
 };
-const describeCase = (c: LabelledCase): string => `${c.set}/${c.category}: gold ${JSON.stringify(c.gold).slice(0, 50)} pred ${JSON.stringify(c.pred).slice(-60)}`;
+const describeCase = (c: LabelledCase): string =>
+  `${c.set}/${c.category}: gold ${JSON.stringify(c.gold).slice(0, 50)} pred ${JSON.stringify(c.pred).slice(-60)}`;
 
 describe.each(['tuned', 'advance'] as const)('issue 16 cases (%s)', (which) => {
   const cases = loadIssue16Cases(which);
@@ -21,7 +22,9 @@ describe.each(['tuned', 'advance'] as const)('issue 16 cases (%s)', (which) => {
   });
 
   it('have no false accept in either extraction', () => {
-    const falseAccepts = cases.filter((c) => c.expected !== 'correct' && checkAnswer(c.gold, c.pred, { extraction: c.extraction }).status === 'correct');
+    const falseAccepts = cases.filter(
+      (c) => c.expected !== 'correct' && checkAnswer(c.gold, c.pred, { extraction: c.extraction }).status === 'correct',
+    );
     expect(falseAccepts.map(describeCase)).toEqual([]);
   });
 

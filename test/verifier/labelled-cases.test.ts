@@ -9,9 +9,29 @@ describe('labelled cases', () => {
   it('cover every category with a few hundred cases', () => {
     const categories = new Set(cases.map((c) => c.category));
     expect(cases.length).toBeGreaterThanOrEqual(300);
-    for (const category of ['extraction', 'gold-shapes', 'fractions', 'numeric', 'radicals', 'pi', 'infinity', 'complex', 'intervals',
-      'sets-tuples', 'matrices', 'equations', 'inequalities', 'choice', 'text', 'units', 'percent', 'normalisation',
-      'mixed-numbers', 'decimal-comma', 'adversarial']) {
+    for (const category of [
+      'extraction',
+      'gold-shapes',
+      'fractions',
+      'numeric',
+      'radicals',
+      'pi',
+      'infinity',
+      'complex',
+      'intervals',
+      'sets-tuples',
+      'matrices',
+      'equations',
+      'inequalities',
+      'choice',
+      'text',
+      'units',
+      'percent',
+      'normalisation',
+      'mixed-numbers',
+      'decimal-comma',
+      'adversarial',
+    ]) {
       expect(categories, category).toContain(category);
     }
   });

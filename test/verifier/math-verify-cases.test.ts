@@ -10,7 +10,8 @@ const scored = rows.filter((row) => row.policy_differs === undefined);
 const differing = rows.filter((row) => row.policy_differs !== undefined);
 
 const accepts = (row: (typeof rows)[number]): boolean => checkAnswer(row.gold, row.pred).status === 'correct';
-const describeRow = (row: (typeof rows)[number]): string => `${row.source}: gold ${JSON.stringify(row.gold).slice(0, 60)} pred ${JSON.stringify(row.pred).slice(-60)}`;
+const describeRow = (row: (typeof rows)[number]): string =>
+  `${row.source}: gold ${JSON.stringify(row.gold).slice(0, 60)} pred ${JSON.stringify(row.pred).slice(-60)}`;
 
 describe("Math-Verify's test cases", () => {
   it('are a few hundred, with labels of both kinds and few policy differences', () => {

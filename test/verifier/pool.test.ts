@@ -70,7 +70,7 @@ describe('VerifierPool budget', () => {
     }
   });
 
-  it('does not count a frozen process against a check: SIGSTOP mid-check, the verdict is still the answer\'s', { timeout: 30_000 }, async () => {
+  it("does not count a frozen process against a check: SIGSTOP mid-check, the verdict is still the answer's", { timeout: 30_000 }, async () => {
     ensureWorkerBuilt();
     // A process of its own, so the test can freeze it (and its verifier thread) as a stalled CPU worker is frozen.
     const child = spawn(process.execPath, ['--input-type=module', '-e', FROZEN_POOL_SCRIPT], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -98,7 +98,9 @@ describe('VerifierPool budget', () => {
       const slow = Array.from({ length: 50_000 }, (_, k) => `x^{${k + 2}} + ${k}`);
       const verdict = pool.verify(slow, '\\boxed{x}');
       const frozenUntil = performance.now() + 2_000;
-      while (performance.now() < frozenUntil) { /* frozen */ }
+      while (performance.now() < frozenUntil) {
+        /* frozen */
+      }
       const resumed = performance.now();
       expect(await verdict).toMatchObject({ status: 'timeout', equal: false });
       expect(performance.now() - resumed).toBeLessThan(300 + OVERRUN_MS);

@@ -3,12 +3,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runVerifyCommand } from '../../src/cli/verify-command.js';
 import { ensureWorkerBuilt } from './built-worker.js';
 
-async function run(lines: string[], extraction?: 'stated' | 'math-verify'): Promise<{ result: { lines: number; invalid: number }; out: Array<Record<string, unknown>> }> {
+async function run(
+  lines: string[],
+  extraction?: 'stated' | 'math-verify',
+): Promise<{ result: { lines: number; invalid: number }; out: Array<Record<string, unknown>> }> {
   const output = new PassThrough();
   const chunks: Buffer[] = [];
   output.on('data', (chunk: Buffer) => chunks.push(chunk));
   const result = await runVerifyCommand(Readable.from([lines.join('\n')]), output, { budgetMs: 3000, extraction });
-  const out = Buffer.concat(chunks).toString('utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const out = Buffer.concat(chunks)
+    .toString('utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { result, out };
 }
 
@@ -34,9 +41,20 @@ describe('ratchet verify', () => {
   });
 
   it('reports an invalid line with its line number and carries on', async () => {
-    const { result, out } = await run([JSON.stringify({ gold: '1', pred: '\\boxed{1}' }), 'not json', '', '{"gold": 5, "pred": "x"}', JSON.stringify({ gold: '2', pred: '\\boxed{2}' })]);
+    const { result, out } = await run([
+      JSON.stringify({ gold: '1', pred: '\\boxed{1}' }),
+      'not json',
+      '',
+      '{"gold": 5, "pred": "x"}',
+      JSON.stringify({ gold: '2', pred: '\\boxed{2}' }),
+    ]);
     expect(result).toEqual({ lines: 4, invalid: 2 });
-    expect(out.map((v) => [v.line, v.status])).toEqual([[1, 'correct'], [2, 'error'], [4, 'error'], [5, 'correct']]);
+    expect(out.map((v) => [v.line, v.status])).toEqual([
+      [1, 'correct'],
+      [2, 'error'],
+      [4, 'error'],
+      [5, 'correct'],
+    ]);
     expect(String(out[1]!.detail)).toContain('line 2');
   });
 
@@ -45,6 +63,9 @@ describe('ratchet verify', () => {
     const stated = await run(lines);
     expect(stated.out.map((v) => v.status)).toEqual(['correct', 'no_answer']);
     const compatible = await run(lines, 'math-verify');
-    expect(compatible.out.map((v) => [v.status, v.predicted])).toEqual([['correct', '1,000'], ['correct', '7']]);
+    expect(compatible.out.map((v) => [v.status, v.predicted])).toEqual([
+      ['correct', '1,000'],
+      ['correct', '7'],
+    ]);
   });
 });

@@ -8,7 +8,9 @@ import { probeInBackground } from '../../src/workers/logprob-probe-run.js';
 function server(down: number): InferenceBackend & { asked: number } {
   const logits = [0, -0.2, -0.5, -0.9, -1.4];
   const backend = {
-    kind: 'vllm' as const, url: 'http://probe.invalid', asked: 0,
+    kind: 'vllm' as const,
+    url: 'http://probe.invalid',
+    asked: 0,
     async topLogprobs(request: TopLogprobsRequest): Promise<TopLogprob[]> {
       backend.asked += 1;
       if (backend.asked <= down) throw new PolicyUnavailable(backend.url, 'connection refused');
@@ -17,9 +19,14 @@ function server(down: number): InferenceBackend & { asked: number } {
       const total = Math.log(scaled.reduce((sum, z) => sum + Math.exp(z), 0) + (request.sampling.topK === -1 ? 1e4 * Math.exp(-3) : 0));
       return scaled.map((z, id) => ({ id, logprob: z - total }));
     },
-    generate: async () => ({ finishReason: 'stop' as const }), abort: async () => undefined, health: async () => true,
-    updateWeights: async () => undefined, servedWeightVersion: async () => undefined, contextWindow: async () => 4096,
-    scorePrompt: async () => [], servesWeights: async () => true,
+    generate: async () => ({ finishReason: 'stop' as const }),
+    abort: async () => undefined,
+    health: async () => true,
+    updateWeights: async () => undefined,
+    servedWeightVersion: async () => undefined,
+    contextWindow: async () => 4096,
+    scorePrompt: async () => [],
+    servesWeights: async () => true,
   };
   return backend;
 }

@@ -12,7 +12,11 @@ import { writeAnswer } from './answer-writer.js';
  *   `\boxed{}` within what "Too low." / "Too high." left open, the midpoint half of the time, else anywhere in it.
  */
 export function writeEnvironmentAnswer(
-  decodedContext: string, toolGold: (decodedContext: string) => string[] | undefined, correct: boolean, sentences: number, random: () => number,
+  decodedContext: string,
+  toolGold: (decodedContext: string) => string[] | undefined,
+  correct: boolean,
+  sentences: number,
+  random: () => number,
 ): string | undefined {
   const game = GUESS_PROMPT.exec(decodedContext);
   if (game) return writeGuess(decodedContext, Number(game[1]), Number(game[2]), random);

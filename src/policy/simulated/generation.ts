@@ -81,8 +81,12 @@ export interface GenerationRequest {
  * distribution around each written token (token-distribution.ts), drawn with as many random numbers as ever.
  */
 export function simulateGeneration(
-  tokenizer: ModelTokenizer, book: AnswerBook, config: SimulatedPolicyConfig,
-  inputIds: readonly number[], request: GenerationRequest, random: () => number,
+  tokenizer: ModelTokenizer,
+  book: AnswerBook,
+  config: SimulatedPolicyConfig,
+  inputIds: readonly number[],
+  request: GenerationRequest,
+  random: () => number,
 ): SimulatedGeneration {
   const { maxNewTokens } = request;
   const decoded = tokenizer.decodeAll(inputIds);
@@ -90,15 +94,18 @@ export function simulateGeneration(
   const correct = random() < correctProbabilityAt(config, turn);
   const sentences = Math.max(1, Math.round((config.reasoningTokens / 12) * (0.5 + random())));
   const codeProblem = book.lookUpCode(decoded);
-  const text = codeProblem ? writeCodeAnswer(codeProblem, correct, random)
-    : writeEnvironmentAnswer(decoded, (context) => book.lookUpTool(context), correct, sentences, random) ?? writeAnswer(book.lookUp(decoded), correct, sentences, random);
+  const text = codeProblem
+    ? writeCodeAnswer(codeProblem, correct, random)
+    : (writeEnvironmentAnswer(decoded, (context) => book.lookUpTool(context), correct, sentences, random) ??
+      writeAnswer(book.lookUp(decoded), correct, sentences, random));
   const ids = [...tokenizer.encode(text), tokenizer.eosTokenId];
   const outputIds = ids.slice(0, maxNewTokens);
   const drawn = outputIds.map(() => -Math.abs(gaussian(random)) * 0.35);
   const { logprobs, top } = returnedLogprobs(outputIds, drawn, request.sampling, config.logprobs ?? 'processed', request.topLogprobs);
-  const finishReason = outputIds.length === ids.length
-    ? { type: 'stop' as const, matched: tokenizer.eosTokenId }
-    : { type: 'length' as const, length: outputIds.length };
+  const finishReason =
+    outputIds.length === ids.length
+      ? { type: 'stop' as const, matched: tokenizer.eosTokenId }
+      : { type: 'length' as const, length: outputIds.length };
   return { outputIds, logprobs, ...(top ? { topLogprobs: top } : {}), finishReason, turn, correct };
 }
 

@@ -22,8 +22,14 @@ export async function readBody(request: http.IncomingMessage): Promise<unknown> 
 /** Waits out the decode time; false when the client went away first (its tokens are never delivered). */
 export function sleepUnlessClosed(ms: number, response: http.ServerResponse): Promise<boolean> {
   return new Promise((resolve) => {
-    const onClose = () => { clearTimeout(timer); resolve(false); };
-    const timer = setTimeout(() => { response.off('close', onClose); resolve(true); }, ms);
+    const onClose = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      response.off('close', onClose);
+      resolve(true);
+    }, ms);
     response.once('close', onClose);
   });
 }

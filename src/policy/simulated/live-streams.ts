@@ -12,7 +12,9 @@ export class LiveStreams {
 
   open(rid: string): LiveStream {
     let finish!: () => void;
-    const done = new Promise<void>((resolve) => { finish = resolve; });
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
     const stream: LiveStream = { rid, abort: new AbortController(), done };
     this.streams.set(stream, finish);
     return stream;

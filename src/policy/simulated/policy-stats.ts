@@ -39,11 +39,26 @@ export interface SimulatedPolicyStats {
 const RECENT_REQUESTS = 64;
 
 export function emptyStats(): SimulatedPolicyStats {
-  return { requests: 0, completed: 0, generatedTokens: 0, aborted: 0, inFlight: 0, promptTokens: 0, prefixCacheQueries: 0, prefixCacheHits: 0, faults: {}, weightVersion: 0, recent: [] };
+  return {
+    requests: 0,
+    completed: 0,
+    generatedTokens: 0,
+    aborted: 0,
+    inFlight: 0,
+    promptTokens: 0,
+    prefixCacheQueries: 0,
+    prefixCacheHits: 0,
+    faults: {},
+    weightVersion: 0,
+    recent: [],
+  };
 }
 
 /** Starts the record of a request, keeping only the latest few so a long-running server stays small. */
-export function recordRequest(stats: SimulatedPolicyStats, record: Omit<SimulatedRequestRecord, 'sentIds' | 'sentLogprobs' | 'arrivedMs'>): SimulatedRequestRecord {
+export function recordRequest(
+  stats: SimulatedPolicyStats,
+  record: Omit<SimulatedRequestRecord, 'sentIds' | 'sentLogprobs' | 'arrivedMs'>,
+): SimulatedRequestRecord {
   const full: SimulatedRequestRecord = { ...record, sentIds: [], sentLogprobs: [], arrivedMs: performance.now() };
   stats.recent.push(full);
   if (stats.recent.length > RECENT_REQUESTS) stats.recent.shift();

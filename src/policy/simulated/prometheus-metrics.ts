@@ -17,7 +17,9 @@ export function prometheusText(stats: SimulatedPolicyStats): string {
     ['vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', stats.promptTokens],
     ['vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', stats.generatedTokens],
   ];
-  return series.map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}${labels} ${pythonFloat(value)}\n`).join('');
+  return series
+    .map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name}${labels} ${pythonFloat(value)}\n`)
+    .join('');
 }
 
 /** A count as Python prints a float: `12.0`. */

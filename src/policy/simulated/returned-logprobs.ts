@@ -16,17 +16,23 @@ const REMOVED = -9999;
  * numbers at the seed's sampling). With `top` > 0, each position's `top` most probable candidates too.
  */
 export function returnedLogprobs(
-  ids: readonly number[], drawn: readonly number[], sampling: SamplingParameters, mode: LogprobsMode, top: number,
+  ids: readonly number[],
+  drawn: readonly number[],
+  sampling: SamplingParameters,
+  mode: LogprobsMode,
+  top: number,
 ): { logprobs: number[]; top?: TopCandidates[] } {
   const returned = mode === 'processed' ? sampling : DEFAULT_SAMPLING;
   const logprobs = needsProcessedLogprobs(returned) ? drawn.map((raw) => processedLogprobs(candidateLogits(raw), returned)[0]!) : [...drawn];
   if (top <= 0) return { logprobs };
   return {
     logprobs,
-    top: ids.map((id, position) => processedLogprobs(candidateLogits(drawn[position]!), returned)
-      .map((logprob, candidate): [number, number] => [Math.max(REMOVED, logprob), candidateId(id, candidate)])
-      .sort((a, b) => b[0] - a[0])
-      .slice(0, top)),
+    top: ids.map((id, position) =>
+      processedLogprobs(candidateLogits(drawn[position]!), returned)
+        .map((logprob, candidate): [number, number] => [Math.max(REMOVED, logprob), candidateId(id, candidate)])
+        .sort((a, b) => b[0] - a[0])
+        .slice(0, top),
+    ),
   };
 }
 

@@ -36,7 +36,10 @@ export interface RunningSimulatedPolicy {
  * `GET /metrics` as vLLM's `vllm:prefix_cache_*` counters, and only its uncached tokens cost prefill time.
  */
 export async function startSimulatedPolicy(
-  tokenizer: ModelTokenizer, book: AnswerBook, config: SimulatedPolicyConfig, listen: { host?: string; port?: number } = {},
+  tokenizer: ModelTokenizer,
+  book: AnswerBook,
+  config: SimulatedPolicyConfig,
+  listen: { host?: string; port?: number } = {},
 ): Promise<RunningSimulatedPolicy> {
   const random = config.seed === undefined ? Math.random : seededRandom(config.seed);
   let faults = config.faults;
@@ -59,8 +62,11 @@ export async function startSimulatedPolicy(
     if (request.method === 'GET' && (path === '/health' || path === '/health_generate')) return reply(response, faults.unhealthy ? 503 : 200, {});
     if (request.method === 'GET' && path === '/get_model_info') {
       return reply(response, 200, {
-        model_path: SIMULATED_MODEL_NAME, tokenizer_path: tokenizer.directory, is_generation: true,
-        weight_version: String(stats.weightVersion), context_length: config.contextWindow,
+        model_path: SIMULATED_MODEL_NAME,
+        tokenizer_path: tokenizer.directory,
+        is_generation: true,
+        weight_version: String(stats.weightVersion),
+        context_length: config.contextWindow,
       });
     }
     if (request.method === 'GET' && path === '/ratchet/stats') return reply(response, 200, stats);
@@ -110,19 +116,29 @@ export async function startSimulatedPolicy(
     // of the checkpoint path it last "loaded", which is enough for a reload to visibly change what it serves.
     if (!stream && parsed.data.return_logprob && parsed.data.logprob_start_len === 0) {
       const scored = scoredInput(weightsPath, inputIds);
-      return reply(response, 200, { text: '', output_ids: [], meta_info: { id: rid, input_token_logprobs: scored.map((logprob, i) => [logprob, inputIds[i], null]) } });
+      return reply(response, 200, {
+        text: '',
+        output_ids: [],
+        meta_info: { id: rid, input_token_logprobs: scored.map((logprob, i) => [logprob, inputIds[i], null]) },
+      });
     }
     const topLogprobs = parsed.data.return_logprob ? parsed.data.top_logprobs_num : 0;
     // A logprob query (the GPU worker's probe) reads the distribution at its context, the same every time, as a real
     // model's is; drawn from the context alone, it never shifts a seeded run's answers either.
-    const draws = topLogprobs > 0 || config.seedPerContext ? contextRandom(inputIds)
-      : config.seedPerRequest && config.seed !== undefined ? requestRandom(config.seed, rid) : random;
+    const draws =
+      topLogprobs > 0 || config.seedPerContext
+        ? contextRandom(inputIds)
+        : config.seedPerRequest && config.seed !== undefined
+          ? requestRandom(config.seed, rid)
+          : random;
     const record = recordRequest(stats, { rid, stream, inputIds });
     if (endListeners.size > 0) {
       // After the handler's own bookkeeping (the record's end is set once the response has ended).
       const ended = () => {
         record.endedMs = performance.now();
-        setImmediate(() => { for (const listener of endListeners) listener(record); });
+        setImmediate(() => {
+          for (const listener of endListeners) listener(record);
+        });
       };
       // A hung request ends when its client goes away (or close() cuts it).
       response.once('close', ended);
@@ -144,7 +160,13 @@ export async function startSimulatedPolicy(
     }
     if (fault === 'reject') {
       record.end = 'rejected';
-      return reply(response, 400, { object: 'error', message: 'simulated rejection: invalid sampling parameters', type: 'BadRequestError', param: null, code: 400 });
+      return reply(response, 400, {
+        object: 'error',
+        message: 'simulated rejection: invalid sampling parameters',
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      });
     }
     stats.inFlight += 1;
     await batch.enter();
@@ -178,23 +200,37 @@ export async function startSimulatedPolicy(
     return { promptTokens: inputIds.length, cachedTokens, prefillMs: prefillMs(config, inputIds.length - cachedTokens) };
   }
 
-  async function streamed(generation: SimulatedGeneration, prompt: PromptPrefill, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
+  async function streamed(
+    generation: SimulatedGeneration,
+    prompt: PromptPrefill,
+    drop: boolean,
+    record: SimulatedRequestRecord,
+    response: http.ServerResponse,
+  ): Promise<void> {
     const stream = live.open(record.rid);
     try {
       const chunkTokens = Math.max(1, config.chunkTokens ?? 8);
-      record.end = await streamGeneration(response, {
-        generation, promptTokens: prompt.promptTokens, cachedTokens: prompt.cachedTokens, chunkTokens,
-        tokensPerSecond: config.tokensPerSecond, latencyMs: faults.latencyMs + prompt.prefillMs,
-        incremental: config.incrementalStreamingOutput ?? false,
-        ...(drop ? { dropAfterChunks: Math.floor(Math.ceil(generation.outputIds.length / chunkTokens) / 2) } : {}),
-        version: () => stats.weightVersion,
-        decode: (ids) => tokenizer.decodeText(ids),
-        onSent: (ids, logprobs) => {
-          stats.generatedTokens += ids.length;
-          record.sentIds.push(...ids);
-          record.sentLogprobs.push(...logprobs);
+      record.end = await streamGeneration(
+        response,
+        {
+          generation,
+          promptTokens: prompt.promptTokens,
+          cachedTokens: prompt.cachedTokens,
+          chunkTokens,
+          tokensPerSecond: config.tokensPerSecond,
+          latencyMs: faults.latencyMs + prompt.prefillMs,
+          incremental: config.incrementalStreamingOutput ?? false,
+          ...(drop ? { dropAfterChunks: Math.floor(Math.ceil(generation.outputIds.length / chunkTokens) / 2) } : {}),
+          version: () => stats.weightVersion,
+          decode: (ids) => tokenizer.decodeText(ids),
+          onSent: (ids, logprobs) => {
+            stats.generatedTokens += ids.length;
+            record.sentIds.push(...ids);
+            record.sentLogprobs.push(...logprobs);
+          },
         },
-      }, stream);
+        stream,
+      );
       if (record.end === 'stop' || record.end === 'length') stats.completed += 1;
       if (record.end === 'abort') stats.aborted += 1;
     } finally {
@@ -203,7 +239,13 @@ export async function startSimulatedPolicy(
   }
 
   /** The non-streaming answer: one JSON body after the whole prefill and decode time. */
-  async function whole(generation: SimulatedGeneration, prompt: PromptPrefill, drop: boolean, record: SimulatedRequestRecord, response: http.ServerResponse): Promise<void> {
+  async function whole(
+    generation: SimulatedGeneration,
+    prompt: PromptPrefill,
+    drop: boolean,
+    record: SimulatedRequestRecord,
+    response: http.ServerResponse,
+  ): Promise<void> {
     const decodeMs = faults.latencyMs + prompt.prefillMs + (generation.outputIds.length / config.tokensPerSecond) * 1000;
     if (!(await sleepUnlessClosed(decodeMs, response))) return void (record.end = 'disconnect');
     stats.generatedTokens += generation.outputIds.length;
@@ -228,7 +270,9 @@ export async function startSimulatedPolicy(
         completion_tokens: generation.outputIds.length,
         cached_tokens: prompt.cachedTokens,
         output_token_logprobs: generation.outputIds.map((id, i) => [generation.logprobs[i], id, null]),
-        ...(generation.topLogprobs ? { output_top_logprobs: generation.topLogprobs.map((top) => top.map(([logprob, id]) => [logprob, id, null])) } : {}),
+        ...(generation.topLogprobs
+          ? { output_top_logprobs: generation.topLogprobs.map((top) => top.map(([logprob, id]) => [logprob, id, null])) }
+          : {}),
         weight_version: String(stats.weightVersion),
       },
     });
@@ -243,15 +287,18 @@ export async function startSimulatedPolicy(
     url: `http://${address.address}:${address.port}`,
     // A snapshot of the counters; the token arrays of recent requests are shared, not copied (tests poll this often).
     stats: () => ({ ...stats, faults: { ...stats.faults }, recent: stats.recent.map((record) => ({ ...record })) }),
-    setFaults: (update) => { faults = { ...faults, ...update }; },
+    setFaults: (update) => {
+      faults = { ...faults, ...update };
+    },
     onRequestEnd: (listener) => {
       endListeners.add(listener);
       return () => endListeners.delete(listener);
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -23,13 +23,22 @@ export async function listBatches(pool: pg.Pool, runId: string): Promise<{ total
     pool.query<{ n: number }>('SELECT count(*)::int AS n FROM rollout_batches WHERE run_id = $1', [runId]),
     pool.query(
       `SELECT batch_id, consumer, policy_version, groups, trajectories, stale_trajectories, claimed_at, lease_expires_at, acked_at
-       FROM rollout_batches WHERE run_id = $1 ORDER BY claimed_at DESC LIMIT $2`, [runId, LISTED_BATCHES]),
+       FROM rollout_batches WHERE run_id = $1 ORDER BY claimed_at DESC LIMIT $2`,
+      [runId, LISTED_BATCHES],
+    ),
   ]);
   return {
     total: total.rows[0]!.n,
     latest: latest.rows.map((row) => ({
-      batchId: row.batch_id, consumer: row.consumer, policyVersion: row.policy_version, groups: row.groups, trajectories: row.trajectories,
-      staleTrajectories: row.stale_trajectories, claimedAt: row.claimed_at, leaseExpiresAt: row.lease_expires_at, ackedAt: row.acked_at,
+      batchId: row.batch_id,
+      consumer: row.consumer,
+      policyVersion: row.policy_version,
+      groups: row.groups,
+      trajectories: row.trajectories,
+      staleTrajectories: row.stale_trajectories,
+      claimedAt: row.claimed_at,
+      leaseExpiresAt: row.lease_expires_at,
+      ackedAt: row.acked_at,
     })),
   };
 }

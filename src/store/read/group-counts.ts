@@ -21,5 +21,12 @@ export async function finishedGroupsAfter(pool: pg.Pool, runId: string, after: r
      ORDER BY finished_us, group_id LIMIT 500`,
     [runId, after[0], after[1]],
   );
-  return rows.map((row) => ({ groupId: row.group_id, qid: row.qid, completed: row.completed, failed: row.failed, finishedAt: row.finished_at, finishedUs: row.finished_us }));
+  return rows.map((row) => ({
+    groupId: row.group_id,
+    qid: row.qid,
+    completed: row.completed,
+    failed: row.failed,
+    finishedAt: row.finished_at,
+    finishedUs: row.finished_us,
+  }));
 }

@@ -30,7 +30,9 @@ export interface GroupView {
  * trajectory `<groupId>/<sample>`, the ids `ratchet run` gives the samples of one problem.
  */
 export async function loadGroupView(pool: pg.Pool, groupId: string): Promise<GroupView | undefined> {
-  const group = (await pool.query('SELECT run_id, qid, size, status, admitted_version, consumed_at FROM rollout_groups WHERE group_id = $1', [groupId])).rows[0];
+  const group = (
+    await pool.query('SELECT run_id, qid, size, status, admitted_version, consumed_at FROM rollout_groups WHERE group_id = $1', [groupId])
+  ).rows[0];
   const prefix = `${groupId}/`;
   const slash = groupId.indexOf('/');
   // A training group's samples are its members, with the staleness set at hand-out. A plain run's group
@@ -57,12 +59,21 @@ export async function loadGroupView(pool: pg.Pool, groupId: string): Promise<Gro
   );
   if (!group && rows.length === 0) return undefined;
   const members = rows.map((row): GroupMember => ({
-    trajectoryId: row.trajectory_id, sample: row.sample, status: row.status ?? (row.working ? 'running' : 'queued'), failureType: row.failure_type,
-    verdicts: row.verdicts ?? [], successes: row.successes ?? [], rawRewards: row.raw_rewards ?? [], rewards: row.rewards ?? [],
-    outputLens: row.output_lens ?? [], staleness: row.staleness,
+    trajectoryId: row.trajectory_id,
+    sample: row.sample,
+    status: row.status ?? (row.working ? 'running' : 'queued'),
+    failureType: row.failure_type,
+    verdicts: row.verdicts ?? [],
+    successes: row.successes ?? [],
+    rawRewards: row.raw_rewards ?? [],
+    rewards: row.rewards ?? [],
+    outputLens: row.output_lens ?? [],
+    staleness: row.staleness,
   }));
   return {
-    groupId, qid: group?.qid ?? rows.find((row) => row.qid)?.qid ?? null, runId: group?.run_id ?? groupId.split('/')[0]!,
+    groupId,
+    qid: group?.qid ?? rows.find((row) => row.qid)?.qid ?? null,
+    runId: group?.run_id ?? groupId.split('/')[0]!,
     size: group?.size ?? members.length,
     admission: group ? { status: group.status, admittedVersion: group.admitted_version, consumedAt: group.consumed_at } : null,
     members,

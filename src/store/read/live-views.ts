@@ -33,7 +33,8 @@ export async function liveTrajectories(pool: pg.Pool, limit = 200): Promise<Live
     const generating = row.checkpoint_turn !== null && (row.output_turn === null || row.checkpoint_turn > row.output_turn);
     const phase = generating ? 'generating' : row.output_turn !== null && row.verdict === null ? 'verifying' : 'between turns';
     return {
-      trajectoryId: row.trajectory_id, phase,
+      trajectoryId: row.trajectory_id,
+      phase,
       turn: generating ? row.checkpoint_turn : row.output_turn === null ? 0 : row.verdict === null ? row.output_turn : row.output_turn + 1,
       tokens: generating ? row.token_count : 0,
       storedAttempt: (generating ? row.checkpoint_attempt : row.output_attempt) ?? 1,

@@ -23,13 +23,19 @@ export async function readMetricCounts(pool: pg.Pool): Promise<MetricCounts> {
     pool.query('SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs'),
     pool.query(
       `SELECT count(*)::int AS claimed, count(*) FILTER (WHERE acked_at IS NOT NULL)::int AS acknowledged,
-              count(*) FILTER (WHERE acked_at IS NULL AND lease_expires_at < now())::int AS expired FROM rollout_batches`),
+              count(*) FILTER (WHERE acked_at IS NULL AND lease_expires_at < now())::int AS expired FROM rollout_batches`,
+    ),
     pool.query('SELECT coalesce(max(version), 0)::int AS v FROM policy_versions'),
     pool.query('SELECT kind, count(*)::int AS n FROM status_disagreements GROUP BY 1 ORDER BY 1'),
   ]);
   return {
     runs,
-    settings: new Map(settings.rows.map((row) => [row.run_id, { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent }])),
+    settings: new Map(
+      settings.rows.map((row) => [
+        row.run_id,
+        { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent },
+      ]),
+    ),
     batches: batches.rows[0],
     policyVersion: version.rows[0].v,
     disagreements: disagreements.rows.map((row) => ({ kind: row.kind, n: row.n })),

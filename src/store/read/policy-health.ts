@@ -32,10 +32,18 @@ export interface PolicyHealth {
  * generated it. Entropy itself is not stored (the servers report the sampled token's logprob only).
  */
 export async function policyHealth(pool: pg.Pool, runId: string, limit = POLICY_HEALTH_WINDOW): Promise<PolicyHealth> {
-  const { rows } = await pool.query<{ seqlens: number[] | null; packed_logprobs: Buffer | null; prompt_mask: Buffer | null; token_versions: Buffer | null; plain: boolean }>(
+  const { rows } = await pool.query<{
+    seqlens: number[] | null;
+    packed_logprobs: Buffer | null;
+    prompt_mask: Buffer | null;
+    token_versions: Buffer | null;
+    plain: boolean;
+  }>(
     `SELECT seqlens, packed_logprobs, prompt_mask, token_versions,
             coalesce(temperature = 1 AND top_p >= 1 AND top_k <= 0 AND min_p <= 0 AND repetition_penalty = 1, false) AS plain
-     FROM trajectories WHERE run_id = $1 AND status = 'completed' ORDER BY finished_at DESC LIMIT $2`, [runId, limit]);
+     FROM trajectories WHERE run_id = $1 AND status = 'completed' ORDER BY finished_at DESC LIMIT $2`,
+    [runId, limit],
+  );
   // (Rows without token arrays, stored before they were kept, are read and skipped: a filter on them could walk the run.)
   const sums = new Map<number, { tokens: number; logprobs: number }>();
   for (const row of rows) {
@@ -44,10 +52,16 @@ export async function policyHealth(pool: pg.Pool, runId: string, limit = POLICY_
   }
   const plainSampling = rows.length > 0 && rows.every((row) => row.plain);
   return {
-    trajectories: rows.length, plainSampling,
-    byVersion: [...sums.entries()].sort(([a], [b]) => a - b).map(([version, sum]) => ({
-      version, tokens: sum.tokens, meanLogprob: sum.logprobs / sum.tokens, entropyEstimate: plainSampling ? -sum.logprobs / sum.tokens : null,
-    })),
+    trajectories: rows.length,
+    plainSampling,
+    byVersion: [...sums.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([version, sum]) => ({
+        version,
+        tokens: sum.tokens,
+        meanLogprob: sum.logprobs / sum.tokens,
+        entropyEstimate: plainSampling ? -sum.logprobs / sum.tokens : null,
+      })),
   };
 }
 
@@ -56,8 +70,13 @@ export async function policyHealth(pool: pg.Pool, runId: string, limit = POLICY_
  * (entry i is log p(token i+1)), so the token at position k > 0 of a sequence has its logprob at k − 1 of the
  * sequence's logprobs; a token is the policy's where prompt_mask is 0, under the version token_versions gives it.
  */
-export function addTokens(sums: Map<number, { tokens: number; logprobs: number }>, seqlens: readonly number[], logprobs: readonly number[],
-  mask: Uint8Array, versions: readonly number[]): void {
+export function addTokens(
+  sums: Map<number, { tokens: number; logprobs: number }>,
+  seqlens: readonly number[],
+  logprobs: readonly number[],
+  mask: Uint8Array,
+  versions: readonly number[],
+): void {
   let token = 0;
   let logprob = 0;
   for (const length of seqlens) {

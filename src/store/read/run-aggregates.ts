@@ -11,8 +11,9 @@ export const GROUP_STATES: readonly GroupState[] = ['waiting', 'running', 'uncon
  * The one definition of "stale", as the run page, `ratchet runs status` (staleAtHandOut), /metrics
  * (ratchet_stale_at_hand_out_trajectories) and the Python client's run_status (stale_at_hand_out) name it.
  */
-export const STALE_AT_HAND_OUT = 'Trajectories over the run\'s staleness bound η (max_head_offpolicyness) at their latest hand-out, in any batch: '
-  + 'acknowledged, pending, or whose lease ran out.';
+export const STALE_AT_HAND_OUT =
+  "Trajectories over the run's staleness bound η (max_head_offpolicyness) at their latest hand-out, in any batch: " +
+  'acknowledged, pending, or whose lease ran out.';
 
 /**
  * A run's counters as the triggers of migration 013 keep them: a few rows per run whatever its size, so every page,
@@ -68,7 +69,14 @@ export interface TurnServerCounts {
 }
 
 export const NO_TURN_SERVERS: TurnServerCounts = {
-  laterTurns: 0, onPreviousServer: 0, cacheReportedTurns: 0, cachedTokens: 0, contextTokens: 0, laterCacheReportedTurns: 0, laterCachedTokens: 0, laterContextTokens: 0,
+  laterTurns: 0,
+  onPreviousServer: 0,
+  cacheReportedTurns: 0,
+  cachedTokens: 0,
+  contextTokens: 0,
+  laterCacheReportedTurns: 0,
+  laterCachedTokens: 0,
+  laterContextTokens: 0,
 };
 
 /** The window of the recent throughput: the 10-second buckets of the last minute, the current one included. */
@@ -106,7 +114,8 @@ export async function readRunAggregates(pool: pg.Pool, options: { runIds?: reado
   return rows.map((row): RunAggregates => {
     const counts = row.counts ?? {};
     const groups = Object.fromEntries(GROUP_STATES.map((state) => [state, { groups: 0, trajectories: 0 }])) as RunAggregates['groups'];
-    for (const [state, n, members] of row.groups as [GroupState, number, number][]) groups[state] = { groups: Number(n), trajectories: Number(members) };
+    for (const [state, n, members] of row.groups as [GroupState, number, number][])
+      groups[state] = { groups: Number(n), trajectories: Number(members) };
     const failuresByType: Record<string, number> = {};
     const failuresByClass: Record<FailureClass, number> = { infrastructure: 0, data: 0 };
     for (const [type, failureClass, n] of row.failures as [string, FailureClass, number][]) {
@@ -127,13 +136,21 @@ export async function readRunAggregates(pool: pg.Pool, options: { runIds?: reado
       lastFinishedAt: row.last,
       failuresByType: Object.fromEntries(Object.entries(failuresByType).sort(([a], [b]) => a.localeCompare(b))),
       failuresByClass,
-      failures: (row.failures as [string, FailureClass, number][]).filter(([, , n]) => Number(n) > 0)
+      failures: (row.failures as [string, FailureClass, number][])
+        .filter(([, , n]) => Number(n) > 0)
         .map(([failureType, failureClass, n]) => ({ failureType, failureClass, trajectories: Number(n) })),
-      turnsByVerdict: Object.fromEntries((row.turns as [string, number, number][]).map(([verdict, turns, successes]) => [verdict, { turns: Number(turns), successes: Number(successes) }])),
+      turnsByVerdict: Object.fromEntries(
+        (row.turns as [string, number, number][]).map(([verdict, turns, successes]) => [
+          verdict,
+          { turns: Number(turns), successes: Number(successes) },
+        ]),
+      ),
       groups,
       consumed: {
-        batches: Number(consumption.batches ?? 0), groups: Number(consumption.groups ?? 0),
-        trajectories: Number(consumption.trajectories ?? 0), staleTrajectories: Number(consumption.stale_trajectories ?? 0),
+        batches: Number(consumption.batches ?? 0),
+        groups: Number(consumption.groups ?? 0),
+        trajectories: Number(consumption.trajectories ?? 0),
+        staleTrajectories: Number(consumption.stale_trajectories ?? 0),
       },
       staleAtHandOut: Number(row.stale_at_hand_out),
       recent: { seconds: row.recent_seconds, trajectories: Number(row.recent[0]), outputTokens: Number(row.recent[1]) },
@@ -143,23 +160,53 @@ export async function readRunAggregates(pool: pg.Pool, options: { runIds?: reado
 }
 
 function turnServerCounts(sums: (string | number | null)[]): TurnServerCounts {
-  const [laterTurns, onPreviousServer, cacheReportedTurns, cachedTokens, contextTokens, laterCacheReportedTurns, laterCachedTokens, laterContextTokens] = sums.map((n) => Number(n ?? 0));
+  const [
+    laterTurns,
+    onPreviousServer,
+    cacheReportedTurns,
+    cachedTokens,
+    contextTokens,
+    laterCacheReportedTurns,
+    laterCachedTokens,
+    laterContextTokens,
+  ] = sums.map((n) => Number(n ?? 0));
   return {
-    laterTurns: laterTurns!, onPreviousServer: onPreviousServer!, cacheReportedTurns: cacheReportedTurns!, cachedTokens: cachedTokens!, contextTokens: contextTokens!,
-    laterCacheReportedTurns: laterCacheReportedTurns!, laterCachedTokens: laterCachedTokens!, laterContextTokens: laterContextTokens!,
+    laterTurns: laterTurns!,
+    onPreviousServer: onPreviousServer!,
+    cacheReportedTurns: cacheReportedTurns!,
+    cachedTokens: cachedTokens!,
+    contextTokens: contextTokens!,
+    laterCacheReportedTurns: laterCacheReportedTurns!,
+    laterCachedTokens: laterCachedTokens!,
+    laterContextTokens: laterContextTokens!,
   };
 }
 
 /** One run's aggregates: all zero for a run nothing was written for. */
 export async function readOneRunAggregates(pool: pg.Pool, runId: string): Promise<RunAggregates> {
   const [found] = await readRunAggregates(pool, { runIds: [runId], limit: 1 });
-  return found ?? {
-    runId, kind: 'plain', recordedSubmissions: 0, runningTrajectories: 0, completedTrajectories: 0, failedTrajectories: 0, outputTokens: 0, firstBirth: null,
-    lastFinishedAt: null, failuresByType: {}, failuresByClass: { infrastructure: 0, data: 0 }, failures: [], turnsByVerdict: {},
-    groups: Object.fromEntries(GROUP_STATES.map((state) => [state, { groups: 0, trajectories: 0 }])) as RunAggregates['groups'],
-    consumed: { batches: 0, groups: 0, trajectories: 0, staleTrajectories: 0 }, staleAtHandOut: 0, recent: { seconds: 60, trajectories: 0, outputTokens: 0 },
-    turnServers: NO_TURN_SERVERS,
-  };
+  return (
+    found ?? {
+      runId,
+      kind: 'plain',
+      recordedSubmissions: 0,
+      runningTrajectories: 0,
+      completedTrajectories: 0,
+      failedTrajectories: 0,
+      outputTokens: 0,
+      firstBirth: null,
+      lastFinishedAt: null,
+      failuresByType: {},
+      failuresByClass: { infrastructure: 0, data: 0 },
+      failures: [],
+      turnsByVerdict: {},
+      groups: Object.fromEntries(GROUP_STATES.map((state) => [state, { groups: 0, trajectories: 0 }])) as RunAggregates['groups'],
+      consumed: { batches: 0, groups: 0, trajectories: 0, staleTrajectories: 0 },
+      staleAtHandOut: 0,
+      recent: { seconds: 60, trajectories: 0, outputTokens: 0 },
+      turnServers: NO_TURN_SERVERS,
+    }
+  );
 }
 
 /**
@@ -168,15 +215,21 @@ export async function readOneRunAggregates(pool: pg.Pool, runId: string): Promis
  */
 export async function recordSubmissions(pool: pg.Pool, trajectoryIds: readonly string[]): Promise<void> {
   for (let at = 0; at < trajectoryIds.length; at += 10_000) {
-    await pool.query(
-      'INSERT INTO run_submissions (trajectory_id) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT DO NOTHING',
-      [trajectoryIds.slice(at, at + 10_000).map(storableText)],
-    );
+    await pool.query('INSERT INTO run_submissions (trajectory_id) SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT DO NOTHING', [
+      trajectoryIds.slice(at, at + 10_000).map(storableText),
+    ]);
   }
 }
 
 /** The settings of these training runs (plain runs have none), in one query. */
 export async function readRunConfigs(pool: pg.Pool, runIds: readonly string[]): Promise<Map<string, RunConfig>> {
-  const { rows } = await pool.query('SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs WHERE run_id = ANY($1)', [runIds]);
-  return new Map(rows.map((row) => [row.run_id, { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent }]));
+  const { rows } = await pool.query('SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs WHERE run_id = ANY($1)', [
+    runIds,
+  ]);
+  return new Map(
+    rows.map((row) => [
+      row.run_id,
+      { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent },
+    ]),
+  );
 }

@@ -12,11 +12,18 @@ export interface RunCurves {
   byTurnVersion: { version: number; turn: number; samples: number; successRate: number; meanOutputTokens: number }[];
   /** Completed trajectories per time bucket (ms since epoch at the bucket's start), at most TIME_BUCKETS of them. */
   overTime: {
-    time: number; samples: number; firstTurnSuccess: number | null; anySuccess: number | null; meanReturn: number | null; meanReward: number | null;
+    time: number;
+    samples: number;
+    firstTurnSuccess: number | null;
+    anySuccess: number | null;
+    meanReturn: number | null;
+    meanReward: number | null;
     /** Share of turns cut by the length limit (no EOS). */
-    truncatedShare: number | null; meanOutputTokens: number | null;
+    truncatedShare: number | null;
+    meanOutputTokens: number | null;
     /** Groups finished in the bucket, and the share of them with no training signal (every member the same R₀). */
-    groups: number; noSignalShare: number | null;
+    groups: number;
+    noSignalShare: number | null;
   }[];
   /** Seconds each overTime bucket spans (the newest may be partly in the future); null when there is none. */
   bucketSeconds: number | null;
@@ -46,7 +53,9 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
   const [turns, overTime, lengths, advantages, staleness, groups] = await Promise.all([
     pool.query(
       `SELECT version, turn, sum(turns)::float8 AS n, sum(successes)::float8 AS ok, sum(output_tokens)::float8 AS tokens
-       FROM run_turn_versions WHERE run_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`, [runId]),
+       FROM run_turn_versions WHERE run_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+      [runId],
+    ),
     pool.query(
       `WITH t AS (
          SELECT ${unit} AS minute, sum(trajectories) AS n, sum(first_turn_success) AS first_ok, sum(any_success) AS any_ok, sum(return_sum) AS returns,
@@ -64,24 +73,45 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
               (sum(rewards) / nullif(sum(turns), 0))::float8 AS mean_reward, (sum(truncated) / nullif(sum(turns), 0))::float8 AS truncated,
               (sum(tokens) / nullif(sum(n), 0))::float8 AS tokens, coalesce(sum(groups), 0)::float8 AS groups,
               (sum(no_signal)::float8 / nullif(sum(groups), 0))::float8 AS no_signal, max(width)::float8 AS width
-       FROM b GROUP BY bucket ORDER BY bucket`, [runId, TIME_BUCKETS, unit === 'minute' ? 60 : 3600]),
+       FROM b GROUP BY bucket ORDER BY bucket`,
+      [runId, TIME_BUCKETS, unit === 'minute' ? 60 : 3600],
+    ),
     pool.query(
       `WITH bins AS (SELECT bin, sum(turns) AS n FROM run_length_bins WHERE run_id = $1 GROUP BY bin),
        span AS (SELECT greatest(ceil((max(bin) + 1)::float8 / $2), 1)::int AS width FROM bins)
-       SELECT bin / width AS bar, width, sum(n)::float8 AS n FROM bins, span GROUP BY 1, 2 ORDER BY 1`, [runId, LENGTH_BARS]),
-    pool.query<{ bin: number; n: number }>('SELECT bin, samples::float8 AS n FROM run_advantage_bins WHERE run_id = $1 AND samples > 0 ORDER BY bin', [runId]),
+       SELECT bin / width AS bar, width, sum(n)::float8 AS n FROM bins, span GROUP BY 1, 2 ORDER BY 1`,
+      [runId, LENGTH_BARS],
+    ),
+    pool.query<{ bin: number; n: number }>(
+      'SELECT bin, samples::float8 AS n FROM run_advantage_bins WHERE run_id = $1 AND samples > 0 ORDER BY bin',
+      [runId],
+    ),
     pool.query('SELECT staleness, members::float8 AS n FROM run_staleness WHERE run_id = $1 AND members > 0 ORDER BY 1', [runId]),
-    pool.query('SELECT version, groups::float8 AS n, no_signal::float8 / groups AS share FROM run_group_versions WHERE run_id = $1 ORDER BY 1', [runId]),
+    pool.query('SELECT version, groups::float8 AS n, no_signal::float8 / groups AS share FROM run_group_versions WHERE run_id = $1 ORDER BY 1', [
+      runId,
+    ]),
   ]);
   const byTurnVersion = turns.rows.map((row) => ({
-    version: row.version, turn: row.turn, samples: row.n, successRate: row.ok / row.n, meanOutputTokens: row.tokens / row.n,
+    version: row.version,
+    turn: row.turn,
+    samples: row.n,
+    successRate: row.ok / row.n,
+    meanOutputTokens: row.tokens / row.n,
   }));
   return {
     byTurn: pooledTurns(turns.rows),
     byTurnVersion,
     overTime: overTime.rows.map((row) => ({
-      time: Number(row.time), samples: row.n, firstTurnSuccess: row.first_rate, anySuccess: row.any_rate, meanReturn: row.mean_return,
-      meanReward: row.mean_reward, truncatedShare: row.truncated, meanOutputTokens: row.tokens, groups: row.groups, noSignalShare: row.no_signal,
+      time: Number(row.time),
+      samples: row.n,
+      firstTurnSuccess: row.first_rate,
+      anySuccess: row.any_rate,
+      meanReturn: row.mean_return,
+      meanReward: row.mean_reward,
+      truncatedShare: row.truncated,
+      meanOutputTokens: row.tokens,
+      groups: row.groups,
+      noSignalShare: row.no_signal,
     })),
     bucketSeconds: overTime.rows[0]?.width ?? null,
     outputLengths: lengths.rows.map((row) => ({ from: row.bar * row.width * LENGTH_BIN, to: (row.bar + 1) * row.width * LENGTH_BIN, turns: row.n })),
@@ -93,8 +123,11 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
 
 /** Minutes for a run stored over up to 12 hours, else hours: two probes of run_minutes' primary key. */
 async function timeUnit(pool: pg.Pool, runId: string): Promise<'minute' | 'hour'> {
-  const { rows: [span] } = await pool.query<{ s: number | null }>(
-    'SELECT extract(epoch FROM max(minute) - min(minute))::float8 AS s FROM run_minutes WHERE run_id = $1', [runId]);
+  const {
+    rows: [span],
+  } = await pool.query<{ s: number | null }>('SELECT extract(epoch FROM max(minute) - min(minute))::float8 AS s FROM run_minutes WHERE run_id = $1', [
+    runId,
+  ]);
   return (span?.s ?? 0) > MINUTES_UP_TO_S ? 'hour' : 'minute';
 }
 
@@ -105,7 +138,8 @@ function pooledTurns(rows: { turn: number; n: number; ok: number; tokens: number
     const sum = byTurn.get(row.turn) ?? { n: 0, ok: 0, tokens: 0 };
     byTurn.set(row.turn, { n: sum.n + row.n, ok: sum.ok + row.ok, tokens: sum.tokens + row.tokens });
   }
-  return [...byTurn.entries()].sort(([a], [b]) => a - b)
+  return [...byTurn.entries()]
+    .sort(([a], [b]) => a - b)
     .map(([turn, sum]) => ({ turn, samples: sum.n, successRate: sum.ok / sum.n, meanOutputTokens: sum.tokens / sum.n }));
 }
 
@@ -129,7 +163,11 @@ export function centredAdvantageBars(bins: readonly { bin: number; n: number }[]
   }
   return Array.from({ length: 2 * side + 1 }, (_, k) => {
     const bar = k - side;
-    return { from: round((bar * width - half - 0.5) * ADVANTAGE_BIN), to: round((bar * width + half + 0.5) * ADVANTAGE_BIN), samples: counts.get(bar) ?? 0 };
+    return {
+      from: round((bar * width - half - 0.5) * ADVANTAGE_BIN),
+      to: round((bar * width + half + 0.5) * ADVANTAGE_BIN),
+      samples: counts.get(bar) ?? 0,
+    };
   });
 }
 

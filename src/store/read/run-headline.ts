@@ -33,13 +33,17 @@ export async function runHeadlineFacts(pool: pg.Pool, runId: string): Promise<Ru
        FROM (SELECT successes FROM trajectories WHERE run_id = $1 AND status = 'completed' ORDER BY finished_at DESC LIMIT $2) t
        CROSS JOIN LATERAL (
          SELECT count(*) FILTER (WHERE NOT t.successes[i]) AS not_correct, count(*) FILTER (WHERE NOT t.successes[i] AND t.successes[i + 1]) AS corrected
-         FROM generate_series(1, cardinality(t.successes) - 1) AS i) p`, [runId, SELF_CORRECTION_WINDOW]),
+         FROM generate_series(1, cardinality(t.successes) - 1) AS i) p`,
+      [runId, SELF_CORRECTION_WINDOW],
+    ),
   ]);
   const row = turns.rows[0]!;
   return {
     newestPolicyVersion: versions.rows[0]?.version ?? null,
     selfCorrection: {
-      trajectories: row.trajectories, notCorrectFollowed: row.not_correct, corrected: row.corrected,
+      trajectories: row.trajectories,
+      notCorrectFollowed: row.not_correct,
+      corrected: row.corrected,
       rate: row.not_correct > 0 ? row.corrected / row.not_correct : null,
     },
   };

@@ -32,8 +32,12 @@ export type ProblemSort = 'qid' | 'samples' | 'firstPassRate' | 'passRate' | 'me
 export const CANCELLED_FAILURES: readonly string[] = [FailureType.Cancelled, FailureType.GroupCancelled];
 
 const ORDER: Record<ProblemSort, string> = {
-  qid: 'qid', samples: 'samples', failed: 'failed',
-  passRate: 'solved::float8 / nullif(samples, 0)', firstPassRate: 'first_solved::float8 / nullif(samples, 0)', meanReturn: 'return_sum / nullif(samples, 0)',
+  qid: 'qid',
+  samples: 'samples',
+  failed: 'failed',
+  passRate: 'solved::float8 / nullif(samples, 0)',
+  firstPassRate: 'first_solved::float8 / nullif(samples, 0)',
+  meanReturn: 'return_sum / nullif(samples, 0)',
 };
 
 /**
@@ -41,9 +45,20 @@ const ORDER: Record<ProblemSort, string> = {
  * run with cancelled samples (its per-type failure counts say so) has them counted per problem, from its failed rows
  * alone (a partial index holds them): a run without any reads no trajectory.
  */
-export async function runProblems(pool: pg.Pool, runId: string, sort: ProblemSort, direction: 'asc' | 'desc', qidContains?: string, limit = 500): Promise<{ problems: RunProblem[]; count: number }> {
-  const { rows: [cancelledRows] } = await pool.query<{ n: string | null }>(
-    'SELECT sum(trajectories) AS n FROM run_failure_counts WHERE run_id = $1 AND failure_type = ANY($2::text[])', [runId, CANCELLED_FAILURES]);
+export async function runProblems(
+  pool: pg.Pool,
+  runId: string,
+  sort: ProblemSort,
+  direction: 'asc' | 'desc',
+  qidContains?: string,
+  limit = 500,
+): Promise<{ problems: RunProblem[]; count: number }> {
+  const {
+    rows: [cancelledRows],
+  } = await pool.query<{ n: string | null }>(
+    'SELECT sum(trajectories) AS n FROM run_failure_counts WHERE run_id = $1 AND failure_type = ANY($2::text[])',
+    [runId, CANCELLED_FAILURES],
+  );
   const anyCancelled = Number(cancelledRows?.n ?? 0) > 0;
   const { rows } = await pool.query(
     `WITH cancelled AS (
@@ -68,13 +83,23 @@ export async function problemAcrossRuns(pool: pg.Pool, qid: string): Promise<Run
     `SELECT p.run_id, p.qid, p.samples - c.n AS samples, p.failed - c.n AS failed, c.n AS cancelled, p.solved, p.first_solved, p.return_sum
      FROM run_problems p CROSS JOIN LATERAL (
        SELECT count(*)::int AS n FROM trajectories t WHERE t.run_id = p.run_id AND t.qid = p.qid AND t.status = 'failed' AND t.failure_type = ANY($2::text[])) c
-     WHERE p.qid = $1 ORDER BY samples DESC, p.run_id LIMIT 200`, [qid, CANCELLED_FAILURES]);
+     WHERE p.qid = $1 ORDER BY samples DESC, p.run_id LIMIT 200`,
+    [qid, CANCELLED_FAILURES],
+  );
   return rows.map(problemOf);
 }
 
 function problemOf(row: Record<string, any>): RunProblem {
   return {
-    runId: row.run_id, qid: row.qid, samples: row.samples, failed: row.failed, cancelled: row.cancelled, solved: row.solved, firstSolved: row.first_solved,
-    passRate: row.samples > 0 ? row.solved / row.samples : null, firstPassRate: row.samples > 0 ? row.first_solved / row.samples : null, meanReturn: row.samples > 0 ? row.return_sum / row.samples : null,
+    runId: row.run_id,
+    qid: row.qid,
+    samples: row.samples,
+    failed: row.failed,
+    cancelled: row.cancelled,
+    solved: row.solved,
+    firstSolved: row.first_solved,
+    passRate: row.samples > 0 ? row.solved / row.samples : null,
+    firstPassRate: row.samples > 0 ? row.first_solved / row.samples : null,
+    meanReturn: row.samples > 0 ? row.return_sum / row.samples : null,
   };
 }

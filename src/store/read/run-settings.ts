@@ -16,16 +16,28 @@ export async function runSettings(pool: pg.Pool, runId: string): Promise<RunSett
     pool.query(
       `SELECT r.max_head_offpolicyness, r.batch_size, r.max_concurrent, r.created_at,
               (SELECT g.size FROM rollout_groups g WHERE g.run_id = r.run_id LIMIT 1) AS group_size
-       FROM rollout_runs r WHERE r.run_id = $1`, [runId]),
+       FROM rollout_runs r WHERE r.run_id = $1`,
+      [runId],
+    ),
     // The newest row through trajectories_run_finished (run_id, finished_at DESC): one index probe.
     pool.query(
       `SELECT layout, temperature, top_p, top_k, min_p, repetition_penalty FROM trajectories
-       WHERE run_id = $1 AND status = 'completed' ORDER BY finished_at DESC LIMIT 1`, [runId]),
+       WHERE run_id = $1 AND status = 'completed' ORDER BY finished_at DESC LIMIT 1`,
+      [runId],
+    ),
   ]);
   const r = run.rows[0];
   const t = newest.rows[0];
   return {
-    training: r ? { maxHeadOffpolicyness: r.max_head_offpolicyness, batchSize: r.batch_size, maxConcurrent: r.max_concurrent, groupSize: r.group_size, createdAt: r.created_at } : null,
+    training: r
+      ? {
+          maxHeadOffpolicyness: r.max_head_offpolicyness,
+          batchSize: r.batch_size,
+          maxConcurrent: r.max_concurrent,
+          groupSize: r.group_size,
+          createdAt: r.created_at,
+        }
+      : null,
     sampling: t ? { temperature: t.temperature, topP: t.top_p, topK: t.top_k, minP: t.min_p, repetitionPenalty: t.repetition_penalty } : null,
     layout: t?.layout ?? null,
   };

@@ -65,7 +65,10 @@ export interface ActiveRun {
 /** The most recently active runs (at most `limit`), in three queries however many runs and rows there are. */
 export async function activeRuns(pool: pg.Pool, limit = 50): Promise<ActiveRun[]> {
   const [runs, latest] = await Promise.all([readRunAggregates(pool, { limit }), latestPolicyVersion(pool)]);
-  const configs = await readRunConfigs(pool, runs.filter((run) => run.kind === 'training').map((run) => run.runId));
+  const configs = await readRunConfigs(
+    pool,
+    runs.filter((run) => run.kind === 'training').map((run) => run.runId),
+  );
   return runs.map((aggregates) => {
     const config = configs.get(aggregates.runId);
     return { counters: countersOf(aggregates), aggregates, ...(config ? { status: statusOf(config, aggregates, latest?.version ?? 0) } : {}) };
@@ -90,7 +93,13 @@ export function statusOf(run: RunConfig, aggregates: RunAggregates, version: num
     staleTrajectories: aggregates.consumed.staleTrajectories,
     staleAtHandOut: aggregates.staleAtHandOut,
     capacity: admissionCapacity(run, admissionCountersOf(aggregates, version)),
-    trajectories: { submitted: counters.submitted, queued: counters.queued, running: counters.running, completed: counters.completed, failed: counters.failed },
+    trajectories: {
+      submitted: counters.submitted,
+      queued: counters.queued,
+      running: counters.running,
+      completed: counters.completed,
+      failed: counters.failed,
+    },
     failures: { failed: aggregates.failedTrajectories, byType: aggregates.failuresByType, byClass: aggregates.failuresByClass },
   };
 }

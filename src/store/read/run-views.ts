@@ -64,11 +64,20 @@ export function countersOf(run: RunAggregates): RunCounters {
   const submitted = Math.max(run.recordedSubmissions, groupMembers, running + completed + failed);
   const seconds = run.firstBirth === null || run.lastFinishedAt === null ? 0 : (run.lastFinishedAt.getTime() - run.firstBirth) / 1000;
   return {
-    submitted, queued: submitted - running - completed - failed, running, completed, failed, failedByType: run.failuresByType,
-    consumedGroups: run.consumed.groups, consumedTrajectories: run.consumed.trajectories, staleTrajectories: run.consumed.staleTrajectories,
+    submitted,
+    queued: submitted - running - completed - failed,
+    running,
+    completed,
+    failed,
+    failedByType: run.failuresByType,
+    consumedGroups: run.consumed.groups,
+    consumedTrajectories: run.consumed.trajectories,
+    staleTrajectories: run.consumed.staleTrajectories,
     staleAtHandOut: run.staleAtHandOut,
-    outputTokens: run.outputTokens, tokensPerSecond: seconds > 0 ? run.outputTokens / seconds : null,
-    recentTrajectoriesPerSecond: run.recent.trajectories / run.recent.seconds, recentTokensPerSecond: run.recent.outputTokens / run.recent.seconds,
+    outputTokens: run.outputTokens,
+    tokensPerSecond: seconds > 0 ? run.outputTokens / seconds : null,
+    recentTrajectoriesPerSecond: run.recent.trajectories / run.recent.seconds,
+    recentTokensPerSecond: run.recent.outputTokens / run.recent.seconds,
   };
 }
 
@@ -95,8 +104,11 @@ export function turnServerRatesOf(run: RunAggregates): TurnServerRates {
   const counts = run.turnServers;
   const share = (part: number, whole: number) => (whole > 0 ? part / whole : null);
   return {
-    laterTurns: counts.laterTurns, onPreviousServer: counts.onPreviousServer, onPreviousServerShare: share(counts.onPreviousServer, counts.laterTurns),
-    laterPrefixCacheHitRate: share(counts.laterCachedTokens, counts.laterContextTokens), prefixCacheHitRate: share(counts.cachedTokens, counts.contextTokens),
+    laterTurns: counts.laterTurns,
+    onPreviousServer: counts.onPreviousServer,
+    onPreviousServerShare: share(counts.onPreviousServer, counts.laterTurns),
+    laterPrefixCacheHitRate: share(counts.laterCachedTokens, counts.laterContextTokens),
+    prefixCacheHitRate: share(counts.cachedTokens, counts.contextTokens),
     cacheReportedTurns: counts.cacheReportedTurns,
   };
 }
@@ -105,7 +117,10 @@ export function turnServerRatesOf(run: RunAggregates): TurnServerRates {
  * A run's counters, its turn-server rates and the verdicts its stored turns carry (the judges' and its environments'
  * own), read together (the run page and what it polls).
  */
-export async function runCountersAndServers(pool: pg.Pool, runId: string): Promise<{ counters: RunCounters; servers: TurnServerRates; verdicts: string[] }> {
+export async function runCountersAndServers(
+  pool: pg.Pool,
+  runId: string,
+): Promise<{ counters: RunCounters; servers: TurnServerRates; verdicts: string[] }> {
   const run = await readOneRunAggregates(pool, runId);
   return { counters: countersOf(run), servers: turnServerRatesOf(run), verdicts: Object.keys(run.turnsByVerdict).sort() };
 }
@@ -117,6 +132,8 @@ export async function runCountersAndServers(pool: pg.Pool, runId: string): Promi
 export async function knownRuns(pool: pg.Pool, runIds: readonly string[]): Promise<Set<string>> {
   const { rows } = await pool.query<{ run_id: string }>(
     `SELECT run_id FROM rollout_runs WHERE run_id = ANY($1::text[])
-     UNION SELECT DISTINCT run_id FROM run_trajectory_counts WHERE run_id = ANY($1::text[])`, [runIds]);
+     UNION SELECT DISTINCT run_id FROM run_trajectory_counts WHERE run_id = ANY($1::text[])`,
+    [runIds],
+  );
   return new Set(rows.map((row) => row.run_id));
 }

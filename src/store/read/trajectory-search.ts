@@ -69,7 +69,13 @@ export const PAGE_SIZE = 50;
 export const COUNT_LIMIT = 1000;
 
 /** Stored trajectories of a run, one keyset page in the chosen order, filtered, with their total. */
-export async function listTrajectories(pool: pg.Pool, filter: TrajectoryFilter, order: TrajectoryOrder, after?: string, pageSize = PAGE_SIZE): Promise<TrajectoryPage> {
+export async function listTrajectories(
+  pool: pg.Pool,
+  filter: TrajectoryFilter,
+  order: TrajectoryOrder,
+  after?: string,
+  pageSize = PAGE_SIZE,
+): Promise<TrajectoryPage> {
   if (filter.status === 'running') return { entries: [], next: null, total: { count: 0, exact: true } };
   const key = SORT_KEYS[order.sort];
   const where = await storedConditions(pool, filter);
@@ -89,7 +95,9 @@ export async function listTrajectories(pool: pg.Pool, filter: TrajectoryFilter, 
   const source = staleWalk
     ? `(SELECT t.* FROM run_stale_trajectories s JOIN trajectories t ON t.trajectory_id = s.trajectory_id WHERE s.run_id = $1 AND ${condition}
         ORDER BY s.finished_at ${direction}, s.trajectory_id ${direction} LIMIT $${params.length}) t`
-    : where.fenced ? `(SELECT * FROM trajectories t WHERE ${condition} OFFSET 0) t` : `trajectories t WHERE ${condition}`;
+    : where.fenced
+      ? `(SELECT * FROM trajectories t WHERE ${condition} OFFSET 0) t`
+      : `trajectories t WHERE ${condition}`;
   const [{ rows }, total] = await Promise.all([
     pool.query(
       `WITH page AS (
@@ -111,9 +119,18 @@ export async function listTrajectories(pool: pg.Pool, filter: TrajectoryFilter, 
   const last = page.at(-1);
   return {
     entries: page.map((row): TrajectoryListEntry => ({
-      trajectoryId: row.trajectory_id, qid: row.qid, status: row.status, turns: row.num_turns, successes: row.successes, reward: row.reward,
-      verdicts: row.verdicts ?? [], truncated: row.seq_no_eos_mask ?? [], staleness: row.staleness, failureType: row.failure_type,
-      outputTokens: row.output_tokens, finishedAt: row.finished_at,
+      trajectoryId: row.trajectory_id,
+      qid: row.qid,
+      status: row.status,
+      turns: row.num_turns,
+      successes: row.successes,
+      reward: row.reward,
+      verdicts: row.verdicts ?? [],
+      truncated: row.seq_no_eos_mask ?? [],
+      staleness: row.staleness,
+      failureType: row.failure_type,
+      outputTokens: row.output_tokens,
+      finishedAt: row.finished_at,
     })),
     next: rows.length > pageSize && last ? encodeCursor(order.sort, last.sort_value, last.trajectory_id) : null,
     total,
@@ -146,16 +163,34 @@ export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit
          AND (NOT $8 OR coalesce(array_position(verdicts, 'correct') < (SELECT max(i) FROM generate_subscripts(verdicts, 1) i WHERE verdicts[i] NOT IN ('correct', '')), false))
      )
      SELECT *, count(*) OVER () AS total FROM matching ORDER BY created_at DESC, trajectory_id LIMIT $7`,
-    [filter.runId, filter.qid ?? null, filter.qidContains ?? null, filter.verdict ?? null, filter.policyVersion ?? null, filter.truncated ?? false, limit,
-      filter.correctThenWrong ?? false],
+    [
+      filter.runId,
+      filter.qid ?? null,
+      filter.qidContains ?? null,
+      filter.verdict ?? null,
+      filter.policyVersion ?? null,
+      filter.truncated ?? false,
+      limit,
+      filter.correctThenWrong ?? false,
+    ],
   );
   return {
     count: rows.length === 0 ? 0 : Number(rows[0].total),
     entries: rows.map((row): TrajectoryListEntry => {
       const verdicts: string[] = row.verdicts ?? [];
       return {
-        trajectoryId: row.trajectory_id, qid: row.qid, status: 'running', turns: verdicts.length, successes: row.successes,
-        reward: null, verdicts, truncated: row.truncated ?? [], staleness: null, failureType: null, outputTokens: row.output_tokens, finishedAt: null,
+        trajectoryId: row.trajectory_id,
+        qid: row.qid,
+        status: 'running',
+        turns: verdicts.length,
+        successes: row.successes,
+        reward: null,
+        verdicts,
+        truncated: row.truncated ?? [],
+        staleness: null,
+        failureType: null,
+        outputTokens: row.output_tokens,
+        finishedAt: null,
       };
     }),
   };
@@ -203,7 +238,8 @@ async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promis
     add((n) => `t.qid = ANY(${n}::text[])`, containing);
   }
   if (filter.status) add((n) => `t.status = ${n}`, filter.status);
-  const countable = !filter.failureType && !filter.verdict && filter.policyVersion === undefined && !filter.stale && !filter.truncated && !filter.correctThenWrong;
+  const countable =
+    !filter.failureType && !filter.verdict && filter.policyVersion === undefined && !filter.stale && !filter.truncated && !filter.correctThenWrong;
   if (filter.failureType) add((n) => `t.failure_type = ${n}`, filter.failureType);
   // A failed trajectory's judged turns are in turn_texts only, and migration 017 keeps their verdicts by run: the
   // failed rows with this verdict are found there directly, not by probing every failed row of the run.
@@ -211,29 +247,47 @@ async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promis
   if (failedVerdict) {
     add((n) => `t.trajectory_id IN (SELECT f.trajectory_id FROM failed_turn_verdicts f WHERE f.run_id = $1 AND f.verdict = ${n})`, filter.verdict);
   } else if (filter.verdict) {
-    add((n) => `(EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = t.trajectory_id AND r.verdict = ${n})
-      OR EXISTS (SELECT 1 FROM turn_texts x WHERE x.trajectory_id = t.trajectory_id AND x.verdict = ${n}))`, filter.verdict);
+    add(
+      (n) => `(EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = t.trajectory_id AND r.verdict = ${n})
+      OR EXISTS (SELECT 1 FROM turn_texts x WHERE x.trajectory_id = t.trajectory_id AND x.verdict = ${n}))`,
+      filter.verdict,
+    );
   }
   if (filter.policyVersion !== undefined) add((n) => `t.version_end @> ARRAY[${n}::int]`, filter.policyVersion);
   if (filter.truncated) parts.push('true = ANY(t.seq_no_eos_mask)');
   // The very expression of migration 017's partial index, so the planner reads that index.
   if (filter.correctThenWrong) parts.push('ratchet_correct_then_wrong(t.successes)');
-  return { sql: parts.join(' AND '), params, countable, qids, fenced: filter.policyVersion !== undefined || failedVerdict, stale: filter.stale === true };
+  return {
+    sql: parts.join(' AND '),
+    params,
+    countable,
+    qids,
+    fenced: filter.policyVersion !== undefined || failedVerdict,
+    stale: filter.stale === true,
+  };
 }
 
 async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Conditions): Promise<ListTotal> {
   if (onlyStale(filter)) {
     // Every handed-out member is stored (groups are handed out once finished): the stale ones are the run's members
     // over η at their latest hand-out, which migration 012's staleness counts give exactly (the run page's counter).
-    const { rows: [row] } = await pool.query<{ n: string }>(
+    const {
+      rows: [row],
+    } = await pool.query<{ n: string }>(
       `SELECT coalesce(sum(s.members), 0) AS n FROM run_staleness s JOIN rollout_runs r ON r.run_id = s.run_id
-       WHERE s.run_id = $1 AND s.staleness > r.max_head_offpolicyness`, [filter.runId]);
+       WHERE s.run_id = $1 AND s.staleness > r.max_head_offpolicyness`,
+      [filter.runId],
+    );
     return { count: Number(row!.n), exact: true };
   }
   if (where.countable) {
     const column = filter.status === 'failed' ? 'failed' : filter.status === 'completed' ? 'samples - failed' : 'samples';
-    const { rows: [row] } = await pool.query<{ n: string }>(
-      `SELECT coalesce(sum(${column}), 0) AS n FROM run_problems WHERE run_id = $1 AND ($2::text[] IS NULL OR qid = ANY($2))`, [filter.runId, where.qids]);
+    const {
+      rows: [row],
+    } = await pool.query<{ n: string }>(
+      `SELECT coalesce(sum(${column}), 0) AS n FROM run_problems WHERE run_id = $1 AND ($2::text[] IS NULL OR qid = ANY($2))`,
+      [filter.runId, where.qids],
+    );
     return { count: Number(row!.n), exact: true };
   }
   const sql = where.stale
@@ -244,28 +298,44 @@ async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Condi
     // in many rows); past the time the planner's estimate stands in, and says it is one.
     const n = await inTransaction(pool, async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${COUNT_TIMEOUT_MS}`);
-      const { rows: [row] } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${sql} LIMIT ${COUNT_LIMIT + 1}) matching`, where.params);
+      const {
+        rows: [row],
+      } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM (${sql} LIMIT ${COUNT_LIMIT + 1}) matching`, where.params);
       return row!.n;
     });
     return n > COUNT_LIMIT ? { count: COUNT_LIMIT, exact: false } : { count: n, exact: true };
   } catch (error) {
     if ((error as { code?: string }).code !== '57014') throw error;
-    const { rows: [plan] } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, where.params);
+    const {
+      rows: [plan],
+    } = await pool.query<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, where.params);
     return { count: Math.round(plan!['QUERY PLAN'][0].Plan['Plan Rows']), exact: false, estimated: true };
   }
 }
 
 /** The list filtered by stale alone (with any order): its total is a count kept per run. */
 function onlyStale(filter: TrajectoryFilter): boolean {
-  return filter.stale === true && filter.qid === undefined && filter.qidContains === undefined && filter.status === undefined
-    && filter.failureType === undefined && filter.verdict === undefined && filter.policyVersion === undefined && !filter.truncated && !filter.correctThenWrong;
+  return (
+    filter.stale === true &&
+    filter.qid === undefined &&
+    filter.qidContains === undefined &&
+    filter.status === undefined &&
+    filter.failureType === undefined &&
+    filter.verdict === undefined &&
+    filter.policyVersion === undefined &&
+    !filter.truncated &&
+    !filter.correctThenWrong
+  );
 }
 
 /** How long the bounded count may take before the planner's estimate replaces it. */
 const COUNT_TIMEOUT_MS = 300;
 
 async function problemsContaining(pool: pg.Pool, runId: string, part: string): Promise<string[]> {
-  const { rows } = await pool.query<{ qid: string }>('SELECT qid FROM run_problems WHERE run_id = $1 AND strpos(lower(qid), lower($2)) > 0', [runId, part]);
+  const { rows } = await pool.query<{ qid: string }>('SELECT qid FROM run_problems WHERE run_id = $1 AND strpos(lower(qid), lower($2)) > 0', [
+    runId,
+    part,
+  ]);
   return rows.map((row) => row.qid);
 }
 

@@ -74,13 +74,29 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
   const [stored, membership] = await Promise.all([
     pool.query('SELECT * FROM trajectories WHERE trajectory_id = $1', [trajectoryId]),
     pool.query<{ group_id: string; staleness: number | null; status: string; qid: string }>(
-      'SELECT m.group_id, m.staleness, g.status, g.qid FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE m.trajectory_id = $1', [trajectoryId]),
+      'SELECT m.group_id, m.staleness, g.status, g.qid FROM rollout_members m JOIN rollout_groups g USING (group_id) WHERE m.trajectory_id = $1',
+      [trajectoryId],
+    ),
   ]);
   const member = membership.rows[0];
   const base: TrajectoryView = {
-    trajectoryId, qid: member?.qid ?? null, status: 'unknown', layout: null, environment: null, birthTime: null, finishedAt: null, endReason: null, error: null,
-    failureType: null, failureClass: null, groupId: member?.group_id ?? null, staleness: member?.staleness ?? null,
-    promptIds: [], promptText: null, turns: [], generating: null,
+    trajectoryId,
+    qid: member?.qid ?? null,
+    status: 'unknown',
+    layout: null,
+    environment: null,
+    birthTime: null,
+    finishedAt: null,
+    endReason: null,
+    error: null,
+    failureType: null,
+    failureClass: null,
+    groupId: member?.group_id ?? null,
+    staleness: member?.staleness ?? null,
+    promptIds: [],
+    promptText: null,
+    turns: [],
+    generating: null,
   };
   const row = stored.rows[0];
   if (row) return { ...base, ...(await storedTrajectory(pool, row)) };
@@ -91,15 +107,27 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
 
 async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promise<Partial<TrajectoryView>> {
   const [monitor, texts] = await Promise.all([
-    pool.query('SELECT turn, version_start, version_end, success, verdict, answer_len, served_by, cached_tokens FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
-    pool.query('SELECT turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail, environment_step FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn', [row.trajectory_id]),
+    pool.query(
+      'SELECT turn, version_start, version_end, success, verdict, answer_len, served_by, cached_tokens FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn',
+      [row.trajectory_id],
+    ),
+    pool.query(
+      'SELECT turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail, environment_step FROM turn_texts WHERE trajectory_id = $1 ORDER BY turn',
+      [row.trajectory_id],
+    ),
   ]);
   const textOf = new Map(texts.rows.map((text) => [text.turn as number, text]));
-  const unpacked = row.packed_input_ids ? unpackTurns({
-    layout: row.layout, packedInputIds: decodeInt32(row.packed_input_ids), packedLogprobs: decodeFloat32(row.packed_logprobs),
-    tokenVersions: row.token_versions ? decodeInt32(row.token_versions) : [], seqlens: row.seqlens ?? [], promptLens: row.prompt_lens ?? [],
-    outputLens: monitor.rows.map((m) => m.answer_len as number),
-  }) : [];
+  const unpacked = row.packed_input_ids
+    ? unpackTurns({
+        layout: row.layout,
+        packedInputIds: decodeInt32(row.packed_input_ids),
+        packedLogprobs: decodeFloat32(row.packed_logprobs),
+        tokenVersions: row.token_versions ? decodeInt32(row.token_versions) : [],
+        seqlens: row.seqlens ?? [],
+        promptLens: row.prompt_lens ?? [],
+        outputLens: monitor.rows.map((m) => m.answer_len as number),
+      })
+    : [];
   const turnCount = Math.max(unpacked.length, texts.rows.length);
   const turns = Array.from({ length: turnCount }, (_, t): TurnView => {
     const text = textOf.get(t);
@@ -107,19 +135,35 @@ async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promis
     return {
       turn: t,
       ...(unpacked[t] ?? { contextLen: 0, outputIds: [], outputLogprobs: [], outputVersions: [], feedbackIds: [] }),
-      answerText: text?.answer_text ?? null, extractedAnswer: text?.extracted_answer ?? null,
-      verdict: record?.verdict ?? text?.verdict ?? null, feedbackText: text?.feedback_text ?? null, verdictDetail: text?.verdict_detail ?? null, success: record?.success ?? null,
+      answerText: text?.answer_text ?? null,
+      extractedAnswer: text?.extracted_answer ?? null,
+      verdict: record?.verdict ?? text?.verdict ?? null,
+      feedbackText: text?.feedback_text ?? null,
+      verdictDetail: text?.verdict_detail ?? null,
+      success: record?.success ?? null,
       finishReason: row.seq_no_eos_mask?.[t] === undefined ? null : row.seq_no_eos_mask[t] ? 'length' : 'stop',
-      versionStart: record?.version_start ?? null, versionEnd: record?.version_end ?? null,
-      rawReward: row.raw_rewards?.[t] ?? null, reward: row.rewards?.[t] ?? null,
+      versionStart: record?.version_start ?? null,
+      versionEnd: record?.version_end ?? null,
+      rawReward: row.raw_rewards?.[t] ?? null,
+      reward: row.rewards?.[t] ?? null,
       ...environmentStepView(text?.environment_step),
-      servedBy: record?.served_by ?? null, cachedTokens: record?.cached_tokens ?? null,
+      servedBy: record?.served_by ?? null,
+      cachedTokens: record?.cached_tokens ?? null,
     };
   });
   return {
-    qid: row.qid, status: row.status, layout: row.layout, environment: row.environment ?? null, birthTime: Number(row.birth_time), finishedAt: row.finished_at, endReason: row.end_reason,
-    error: row.error, failureType: row.failure_type, failureClass: row.failure_class,
-    promptIds: row.packed_prompts ? decodeInt32(row.packed_prompts) : [], turns,
+    qid: row.qid,
+    status: row.status,
+    layout: row.layout,
+    environment: row.environment ?? null,
+    birthTime: Number(row.birth_time),
+    finishedAt: row.finished_at,
+    endReason: row.end_reason,
+    error: row.error,
+    failureType: row.failure_type,
+    failureClass: row.failure_class,
+    promptIds: row.packed_prompts ? decodeInt32(row.packed_prompts) : [],
+    turns,
   };
 }
 
@@ -130,27 +174,51 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
     pool.query(
       `SELECT c.turn, c.attempt, c.updated_at, array_agg(p.ids ORDER BY p.first_token) AS ids, array_agg(p.versions ORDER BY p.first_token) AS versions
        FROM turn_checkpoints c LEFT JOIN turn_checkpoint_pieces p USING (trajectory_id, turn)
-       WHERE c.trajectory_id = $1 GROUP BY c.turn, c.attempt, c.updated_at ORDER BY c.turn DESC LIMIT 1`, [trajectoryId]),
+       WHERE c.trajectory_id = $1 GROUP BY c.turn, c.attempt, c.updated_at ORDER BY c.turn DESC LIMIT 1`,
+      [trajectoryId],
+    ),
   ]);
   if (prompt.rows.length === 0) return undefined;
   const turns = outputs.rows.map((o): TurnView => ({
-    turn: o.turn, contextLen: o.context_len, outputIds: decodeInt32(o.output_ids), outputLogprobs: decodeFloat32(o.output_logprobs),
-    outputVersions: o.output_versions ? decodeInt32(o.output_versions) : [], feedbackIds: o.feedback_ids ? decodeInt32(o.feedback_ids) : [],
-    answerText: o.answer_text, extractedAnswer: o.extracted_answer, verdict: o.verdict, feedbackText: o.feedback_text, verdictDetail: o.verdict_detail ?? null,
-    success: o.verdict === null ? null : o.environment_step?.success ?? verdictSucceeded(o.verdict), finishReason: o.finish_reason,
-    versionStart: o.version_start, versionEnd: o.version_end, rawReward: null, reward: null,
+    turn: o.turn,
+    contextLen: o.context_len,
+    outputIds: decodeInt32(o.output_ids),
+    outputLogprobs: decodeFloat32(o.output_logprobs),
+    outputVersions: o.output_versions ? decodeInt32(o.output_versions) : [],
+    feedbackIds: o.feedback_ids ? decodeInt32(o.feedback_ids) : [],
+    answerText: o.answer_text,
+    extractedAnswer: o.extracted_answer,
+    verdict: o.verdict,
+    feedbackText: o.feedback_text,
+    verdictDetail: o.verdict_detail ?? null,
+    success: o.verdict === null ? null : (o.environment_step?.success ?? verdictSucceeded(o.verdict)),
+    finishReason: o.finish_reason,
+    versionStart: o.version_start,
+    versionEnd: o.version_end,
+    rawReward: null,
+    reward: null,
     ...environmentStepView(o.environment_step),
-    servedBy: o.served_by ?? null, cachedTokens: o.cached_tokens ?? null,
+    servedBy: o.served_by ?? null,
+    cachedTokens: o.cached_tokens ?? null,
   }));
   const piece = checkpoint.rows[0];
-  const generating = piece && !turns.some((t) => t.turn === piece.turn) ? {
-    turn: piece.turn, attempt: piece.attempt, updatedAt: piece.updated_at,
-    ids: decodeInt32(Buffer.concat((piece.ids as (Buffer | null)[]).filter((b): b is Buffer => b !== null))),
-    versions: decodeInt32(Buffer.concat((piece.versions as (Buffer | null)[]).filter((b): b is Buffer => b !== null))),
-  } : null;
+  const generating =
+    piece && !turns.some((t) => t.turn === piece.turn)
+      ? {
+          turn: piece.turn,
+          attempt: piece.attempt,
+          updatedAt: piece.updated_at,
+          ids: decodeInt32(Buffer.concat((piece.ids as (Buffer | null)[]).filter((b): b is Buffer => b !== null))),
+          versions: decodeInt32(Buffer.concat((piece.versions as (Buffer | null)[]).filter((b): b is Buffer => b !== null))),
+        }
+      : null;
   return {
-    status: 'running', promptIds: decodeInt32(prompt.rows[0].prompt_ids), promptText: prompt.rows[0].prompt_text,
-    birthTime: prompt.rows[0].created_at.getTime(), turns, generating,
+    status: 'running',
+    promptIds: decodeInt32(prompt.rows[0].prompt_ids),
+    promptText: prompt.rows[0].prompt_text,
+    birthTime: prompt.rows[0].created_at.getTime(),
+    turns,
+    generating,
   };
 }
 
@@ -161,13 +229,18 @@ type EnvironmentStepView = Pick<TurnView, 'observations' | 'environmentReward' |
  * any release, and a field of the wrong shape is shown as missing rather than failing the page.
  */
 export function environmentStepView(step: unknown): EnvironmentStepView {
-  if (step === null || typeof step !== 'object' || Array.isArray(step)) return { observations: null, environmentReward: null, done: null, info: null };
+  if (step === null || typeof step !== 'object' || Array.isArray(step))
+    return { observations: null, environmentReward: null, done: null, info: null };
   const record = step as Record<string, unknown>;
   const observations = Array.isArray(record.observations)
-    ? record.observations.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object')
-      .map((m) => ({ role: typeof m.role === 'string' ? m.role : String(m.role ?? '?'), content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }))
+    ? record.observations
+        .filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object')
+        .map((m) => ({
+          role: typeof m.role === 'string' ? m.role : String(m.role ?? '?'),
+          content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''),
+        }))
     : [];
-  const info = record.info !== null && typeof record.info === 'object' && !Array.isArray(record.info) ? record.info as Record<string, unknown> : {};
+  const info = record.info !== null && typeof record.info === 'object' && !Array.isArray(record.info) ? (record.info as Record<string, unknown>) : {};
   return {
     observations,
     environmentReward: typeof record.reward === 'number' ? record.reward : null,

@@ -34,16 +34,29 @@ export async function rewardsByVersion(pool: pg.Pool, runId: string): Promise<Ve
       `SELECT version, sum(trajectories)::float8 AS n, sum(any_success)::float8 AS any_ok, sum(return_sum)::float8 AS returns, sum(reward_sum)::float8 AS rewards,
               sum(turns)::float8 AS turns, sum(truncated_turns)::float8 AS truncated, sum(context_exhausted)::float8 AS exhausted,
               sum(output_tokens)::float8 AS tokens, sum(span_sum)::float8 AS spans, max(span_max) AS span_max, sum(straddling)::float8 AS straddling
-       FROM run_versions WHERE run_id = $1 GROUP BY version ORDER BY version`, [runId]),
+       FROM run_versions WHERE run_id = $1 GROUP BY version ORDER BY version`,
+      [runId],
+    ),
     pool.query(
       `SELECT version, turn, sum(turns)::float8 AS n, sum(successes)::float8 AS ok, sum(reward_sum)::float8 AS rewards, sum(truncated)::float8 AS truncated
-       FROM run_version_turns WHERE run_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`, [runId]),
+       FROM run_version_turns WHERE run_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+      [runId],
+    ),
   ]);
   return versions.rows.map((row) => ({
-    version: row.version, trajectories: row.n, meanReward: row.rewards / (row.turns || 1), meanReturn: row.returns / row.n, anySuccess: row.any_ok / row.n,
-    meanSpan: row.spans / row.n, maxSpan: row.span_max, straddling: row.straddling / row.n,
-    meanOutputTokens: row.tokens / row.n, truncatedShare: row.truncated / (row.turns || 1), contextExhausted: row.exhausted,
-    byTurn: turns.rows.filter((t) => t.version === row.version)
+    version: row.version,
+    trajectories: row.n,
+    meanReward: row.rewards / (row.turns || 1),
+    meanReturn: row.returns / row.n,
+    anySuccess: row.any_ok / row.n,
+    meanSpan: row.spans / row.n,
+    maxSpan: row.span_max,
+    straddling: row.straddling / row.n,
+    meanOutputTokens: row.tokens / row.n,
+    truncatedShare: row.truncated / (row.turns || 1),
+    contextExhausted: row.exhausted,
+    byTurn: turns.rows
+      .filter((t) => t.version === row.version)
       .map((t) => ({ turn: t.turn, trajectories: t.n, successRate: t.ok / t.n, meanReward: t.rewards / t.n, truncatedShare: t.truncated / t.n })),
   }));
 }

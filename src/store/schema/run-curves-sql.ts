@@ -15,7 +15,6 @@
 const SHARDS = 8;
 const SHARD = (id: string) => `abs(hashtext(${id})) % ${SHARDS}`;
 
-
 /**
  * Completed trajectories by the minute or hour they were stored in: the reader takes minutes for a run of up to
  * 12 hours and hours past that, so what it sums grows with neither the run's size nor (much) its duration.

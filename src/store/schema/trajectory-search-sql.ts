@@ -15,7 +15,9 @@ export type SortKey = keyof typeof SORT_KEYS;
 
 /** Migration 012: the list's sort indexes, per-problem counts kept at insert, and the code judge's detail per turn. */
 export const TRAJECTORY_SEARCH_SQL = `
-  ${Object.entries(SORT_KEYS).map(([name, key]) => `CREATE INDEX trajectories_list_${name.toLowerCase()} ON trajectories (run_id, (${key.sql}), trajectory_id);`).join('\n  ')}
+  ${Object.entries(SORT_KEYS)
+    .map(([name, key]) => `CREATE INDEX trajectories_list_${name.toLowerCase()} ON trajectories (run_id, (${key.sql}), trajectory_id);`)
+    .join('\n  ')}
   -- Filters no sort index serves: truncated trajectories (rare, so a partial index), and a policy version (a version's
   -- rows sit deep in a newest-first scan: the GIN index finds them directly).
   CREATE INDEX trajectories_list_truncated ON trajectories (run_id, finished_at, trajectory_id) WHERE true = ANY(seq_no_eos_mask);

@@ -59,10 +59,15 @@ interface ClaimRow {
  * ran out is claimable again. Returns undefined when too few groups are ready.
  */
 export async function claimBatch(pool: pg.Pool, request: ClaimRequest): Promise<ClaimedBatch | undefined> {
-  const { rows } = await protocol(() => pool.query<ClaimRow>(
-    'SELECT * FROM ratchet_claim_batch($1, $2, $3, $4, $5)',
-    [request.runId, request.batchSize, request.consumer, request.leaseMs / 1000, request.partial ?? false],
-  ));
+  const { rows } = await protocol(() =>
+    pool.query<ClaimRow>('SELECT * FROM ratchet_claim_batch($1, $2, $3, $4, $5)', [
+      request.runId,
+      request.batchSize,
+      request.consumer,
+      request.leaseMs / 1000,
+      request.partial ?? false,
+    ]),
+  );
   const first = rows[0];
   if (!first) return undefined;
   const trajectories = rows.map((row) => ({ trajectoryId: row.trajectory_id, groupId: row.group_id, staleness: row.staleness, stale: row.stale }));
@@ -83,13 +88,17 @@ export async function claimBatch(pool: pg.Pool, request: ClaimRequest): Promise<
  * whose lease ran out is still accepted if no other consumer has claimed its groups meanwhile.
  */
 export async function acknowledgeBatch(pool: pg.Pool, batchId: string): Promise<{ alreadyAcknowledged: boolean }> {
-  const { rows: [row] } = await protocol(() => pool.query<{ acked: boolean }>('SELECT ratchet_ack_batch($1) AS acked', [batchId]));
+  const {
+    rows: [row],
+  } = await protocol(() => pool.query<{ acked: boolean }>('SELECT ratchet_ack_batch($1) AS acked', [batchId]));
   return { alreadyAcknowledged: row!.acked };
 }
 
 /** Extends a claimed batch's lease, for a consumer that needs longer than it first asked for. */
 export async function extendLease(pool: pg.Pool, batchId: string, leaseMs: number): Promise<Date> {
-  const { rows: [row] } = await protocol(() => pool.query<{ expires: Date }>('SELECT ratchet_extend_lease($1, $2) AS expires', [batchId, leaseMs / 1000]));
+  const {
+    rows: [row],
+  } = await protocol(() => pool.query<{ expires: Date }>('SELECT ratchet_extend_lease($1, $2) AS expires', [batchId, leaseMs / 1000]));
   return row!.expires;
 }
 
@@ -98,7 +107,9 @@ export async function extendLease(pool: pg.Pool, batchId: string, leaseMs: numbe
  * written): the next consumer claims them without waiting out the lease, and this batch can no longer be acked.
  */
 export async function releaseBatch(pool: pg.Pool, batchId: string): Promise<{ releasedGroups: number }> {
-  const { rows: [row] } = await protocol(() => pool.query<{ released: number }>('SELECT ratchet_release_batch($1) AS released', [batchId]));
+  const {
+    rows: [row],
+  } = await protocol(() => pool.query<{ released: number }>('SELECT ratchet_release_batch($1) AS released', [batchId]));
   return { releasedGroups: row!.released };
 }
 

@@ -31,7 +31,8 @@ export const POLICY_VERSION_CHANNEL = 'ratchet_policy_version';
  */
 export async function publishPolicyVersion(pool: pg.Pool, version: number, weightsPath?: string, reference?: unknown): Promise<void> {
   const parsed = reference === undefined ? undefined : probeReference.safeParse(reference);
-  if (parsed && !parsed.success) throw new InvalidProbeReference(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'reference'}: ${issue.message}`).join('; '));
+  if (parsed && !parsed.success)
+    throw new InvalidProbeReference(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'reference'}: ${issue.message}`).join('; '));
   const checked = parsed?.data;
   try {
     if (checked === undefined) await pool.query('SELECT ratchet_publish_policy_version($1, $2)', [version, weightsPath ?? null]);
@@ -54,7 +55,8 @@ export async function latestPolicyVersion(client: pg.Pool | pg.PoolClient): Prom
 /** One published version, or undefined. */
 export async function policyVersion(client: pg.Pool | pg.PoolClient, version: number): Promise<PolicyVersion | undefined> {
   const { rows } = await client.query<{ version: number; weights_path: string | null; probe_reference: unknown }>(
-    'SELECT version, weights_path, probe_reference FROM policy_versions WHERE version = $1', [version],
+    'SELECT version, weights_path, probe_reference FROM policy_versions WHERE version = $1',
+    [version],
   );
   return rows[0] ? toPolicyVersion(rows[0]) : undefined;
 }
@@ -63,5 +65,7 @@ function toPolicyVersion(row: { version: number; weights_path: string | null; pr
   const base = { version: row.version, weightsPath: row.weights_path };
   if (row.probe_reference === null) return { ...base, reference: null };
   const reference = probeReference.safeParse(row.probe_reference);
-  return reference.success ? { ...base, reference: reference.data } : { ...base, reference: null, referenceInvalid: reference.error.issues.map((issue) => issue.message).join('; ') };
+  return reference.success
+    ? { ...base, reference: reference.data }
+    : { ...base, reference: null, referenceInvalid: reference.error.issues.map((issue) => issue.message).join('; ') };
 }

@@ -40,15 +40,22 @@ export async function joinGroupAsFailed(client: pg.PoolClient, trajectoryId: str
 /** The run (on first sight), the group (on first sight) and the member, with the group's row locked; its status. */
 async function joinInTransaction(client: pg.PoolClient, trajectoryId: string, qid: string, group: GroupMembership): Promise<GroupStatus> {
   await ensureRun(client, group.run);
-  await client.query(
-    `INSERT INTO rollout_groups (group_id, run_id, qid, size) VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO NOTHING`,
-    [group.groupId, group.run.runId, qid, group.size],
-  );
-  const { rows: [existing] } = await client.query<{ run_id: string; size: number; status: GroupStatus }>(
-    'SELECT run_id, size, status FROM rollout_groups WHERE group_id = $1 FOR UPDATE', [group.groupId],
+  await client.query(`INSERT INTO rollout_groups (group_id, run_id, qid, size) VALUES ($1, $2, $3, $4) ON CONFLICT (group_id) DO NOTHING`, [
+    group.groupId,
+    group.run.runId,
+    qid,
+    group.size,
+  ]);
+  const {
+    rows: [existing],
+  } = await client.query<{ run_id: string; size: number; status: GroupStatus }>(
+    'SELECT run_id, size, status FROM rollout_groups WHERE group_id = $1 FOR UPDATE',
+    [group.groupId],
   );
   if (existing!.run_id !== group.run.runId || existing!.size !== group.size) {
-    throw new GroupMismatch(`group ${group.groupId} exists in run ${existing!.run_id} with ${existing!.size} samples; this request says run ${group.run.runId} with ${group.size}`);
+    throw new GroupMismatch(
+      `group ${group.groupId} exists in run ${existing!.run_id} with ${existing!.size} samples; this request says run ${group.run.runId} with ${group.size}`,
+    );
   }
   const joined = await client.query(
     'INSERT INTO rollout_members (trajectory_id, group_id, sample) VALUES ($1, $2, $3) ON CONFLICT (trajectory_id) DO NOTHING',
@@ -72,8 +79,11 @@ export async function ensureRun(client: pg.Pool | pg.PoolClient, run: RunConfig)
 }
 
 export async function readRun(client: pg.Pool | pg.PoolClient, runId: string, lock = false): Promise<RunConfig | undefined> {
-  const { rows: [row] } = await client.query(
-    `SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs WHERE run_id = $1${lock ? ' FOR UPDATE' : ''}`, [runId],
+  const {
+    rows: [row],
+  } = await client.query(
+    `SELECT run_id, max_head_offpolicyness, batch_size, max_concurrent FROM rollout_runs WHERE run_id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [runId],
   );
   return row && { runId: row.run_id, maxHeadOffpolicyness: row.max_head_offpolicyness, batchSize: row.batch_size, maxConcurrent: row.max_concurrent };
 }
@@ -115,7 +125,9 @@ export async function admitGroups(pool: pg.Pool, runId: string): Promise<Admitte
 
 /** The counters of AReaL's staleness formula, read from the rows they count (never kept in memory). */
 export async function readCounters(client: pg.Pool | pg.PoolClient, runId: string): Promise<AdmissionCounters> {
-  const { rows: [row] } = await client.query(
+  const {
+    rows: [row],
+  } = await client.query(
     `SELECT (SELECT coalesce(max(version), 0) FROM policy_versions) AS version,
             count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NULL) AS running,
             count(*) FILTER (WHERE status = 'admitted' AND finished_at IS NOT NULL AND completed > 0) AS accepted
@@ -127,7 +139,9 @@ export async function readCounters(client: pg.Pool | pg.PoolClient, runId: strin
 
 /** Runs that have complete groups waiting. */
 export async function runsWithWaitingGroups(pool: pg.Pool): Promise<string[]> {
-  const { rows } = await pool.query<{ run_id: string }>(`SELECT DISTINCT run_id FROM rollout_groups WHERE status = 'pending' AND joined = size AND finished_at IS NULL`);
+  const { rows } = await pool.query<{ run_id: string }>(
+    `SELECT DISTINCT run_id FROM rollout_groups WHERE status = 'pending' AND joined = size AND finished_at IS NULL`,
+  );
   return rows.map((row) => row.run_id);
 }
 
@@ -149,13 +163,17 @@ export async function unstartedAdmittedMembers(pool: pg.Pool): Promise<string[]>
  * move exactly once per trajectory. A trajectory outside any group changes nothing.
  */
 export async function recordMemberFinished(client: pg.PoolClient, trajectoryId: string, completed: boolean, birthTime: number): Promise<void> {
-  const { rows: [member] } = await client.query<{ group_id: string; run_id: string }>(
+  const {
+    rows: [member],
+  } = await client.query<{ group_id: string; run_id: string }>(
     `UPDATE rollout_members m SET finished = true FROM rollout_groups g
      WHERE m.trajectory_id = $1 AND NOT m.finished AND g.group_id = m.group_id RETURNING m.group_id, g.run_id`,
     [trajectoryId],
   );
   if (!member) return;
-  const { rows: [group] } = await client.query<{ finished: number; size: number }>(
+  const {
+    rows: [group],
+  } = await client.query<{ finished: number; size: number }>(
     `UPDATE rollout_groups SET finished = finished + 1, completed = completed + $2::int,
        birth_time = LEAST(coalesce(birth_time, $3), $3),
        finished_at = CASE WHEN finished + 1 = size THEN clock_timestamp() END

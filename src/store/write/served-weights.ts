@@ -45,14 +45,30 @@ export async function recordLoaded(pool: pg.Pool, server: string, version: numbe
 }
 
 /** The verdict on a load, with the probe's figures where it ran and the typed error where it failed. */
-export async function recordVerdict(pool: pg.Pool, server: string, version: number, verdict: Exclude<ServedWeightsVerdict, 'loading'>, details: {
-  figures?: ProofFigures; errorType?: string; error?: string;
-} = {}): Promise<void> {
+export async function recordVerdict(
+  pool: pg.Pool,
+  server: string,
+  version: number,
+  verdict: Exclude<ServedWeightsVerdict, 'loading'>,
+  details: {
+    figures?: ProofFigures;
+    errorType?: string;
+    error?: string;
+  } = {},
+): Promise<void> {
   await pool.query(
     `UPDATE served_weights SET decided_at = now(), verdict = $3, probe_tokens = $4, mean_abs_delta = $5, max_abs_delta = $6,
        error_type = $7, error = $8 WHERE server = $1 AND version = $2`,
-    [server, version, verdict, details.figures?.tokens ?? null, details.figures?.meanAbsDelta ?? null, details.figures?.maxAbsDelta ?? null,
-      details.errorType ?? null, details.error?.slice(0, 2_000) ?? null],
+    [
+      server,
+      version,
+      verdict,
+      details.figures?.tokens ?? null,
+      details.figures?.meanAbsDelta ?? null,
+      details.figures?.maxAbsDelta ?? null,
+      details.errorType ?? null,
+      details.error?.slice(0, 2_000) ?? null,
+    ],
   );
   await notify(pool, version);
 }
@@ -74,16 +90,25 @@ export async function servedWeights(pool: pg.Pool, options: { version?: number; 
     [options.version ?? null, options.limit ?? 200],
   );
   return rows.map((row) => ({
-    server: row.server as string, version: row.version as number, requestedAt: row.requested_at as Date, loadedAt: row.loaded_at as Date | null,
-    decidedAt: row.decided_at as Date | null, verdict: row.verdict as ServedWeightsVerdict, probeTokens: row.probe_tokens as number | null,
-    meanAbsDelta: row.mean_abs_delta as number | null, maxAbsDelta: row.max_abs_delta as number | null,
-    errorType: row.error_type as string | null, error: row.error as string | null,
+    server: row.server as string,
+    version: row.version as number,
+    requestedAt: row.requested_at as Date,
+    loadedAt: row.loaded_at as Date | null,
+    decidedAt: row.decided_at as Date | null,
+    verdict: row.verdict as ServedWeightsVerdict,
+    probeTokens: row.probe_tokens as number | null,
+    meanAbsDelta: row.mean_abs_delta as number | null,
+    maxAbsDelta: row.max_abs_delta as number | null,
+    errorType: row.error_type as string | null,
+    error: row.error as string | null,
   }));
 }
 
 /** Which version every server serves now. */
 export async function serversNow(pool: pg.Pool): Promise<ServerNow[]> {
-  const { rows } = await pool.query<{ server: string; version: number | null; since: Date; detail: string | null }>('SELECT * FROM server_weights ORDER BY server');
+  const { rows } = await pool.query<{ server: string; version: number | null; since: Date; detail: string | null }>(
+    'SELECT * FROM server_weights ORDER BY server',
+  );
   return rows;
 }
 

@@ -24,8 +24,13 @@ export async function recordDisagreements(pool: pg.Pool, disagreements: readonly
     `INSERT INTO status_disagreements (trajectory_id, workflow_run_id, kind, temporal_status, row_status)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
      ON CONFLICT DO NOTHING RETURNING trajectory_id, workflow_run_id`,
-    [disagreements.map((d) => storableText(d.trajectoryId)), disagreements.map((d) => d.workflowRunId), disagreements.map((d) => d.kind),
-      disagreements.map((d) => d.temporalStatus), disagreements.map((d) => d.rowStatus)],
+    [
+      disagreements.map((d) => storableText(d.trajectoryId)),
+      disagreements.map((d) => d.workflowRunId),
+      disagreements.map((d) => d.kind),
+      disagreements.map((d) => d.temporalStatus),
+      disagreements.map((d) => d.rowStatus),
+    ],
   );
   const inserted = new Set(rows.map((row) => `${row.workflow_run_id} ${row.trajectory_id}`));
   return disagreements.filter((d) => inserted.has(`${d.workflowRunId} ${storableText(d.trajectoryId)}`));
@@ -53,7 +58,11 @@ export async function runDisagreements(pool: pg.Pool, runId: string, named = 20)
 
 function recorded(row: Record<string, any>): RecordedDisagreement {
   return {
-    trajectoryId: row.trajectory_id, workflowRunId: row.workflow_run_id, kind: row.kind, temporalStatus: row.temporal_status, rowStatus: row.row_status,
+    trajectoryId: row.trajectory_id,
+    workflowRunId: row.workflow_run_id,
+    kind: row.kind,
+    temporalStatus: row.temporal_status,
+    rowStatus: row.row_status,
     detectedAt: row.detected_at,
   };
 }

@@ -34,10 +34,22 @@ export type StoredOutcome =
 
 /** The stored outcome of a trajectory (and of one of its turns), or undefined while it has no row. */
 export async function loadStoredOutcome(pool: pg.Pool, trajectoryId: string, turn = -1): Promise<StoredOutcome | undefined> {
-  const { rows: [row] } = await pool.query<{
-    status: 'completed' | 'failed'; failure_type: string | null; failure_class: FailureClass | null; prompt_len: number | null;
-    prompt_lens: number[] | null; seq_no_eos_mask: boolean[] | null; version_start: number | null; version_end: number | null;
-    success: boolean | null; verdict: string | null; answer_len: number | null; answer_text: string | null; extracted_answer: string | null;
+  const {
+    rows: [row],
+  } = await pool.query<{
+    status: 'completed' | 'failed';
+    failure_type: string | null;
+    failure_class: FailureClass | null;
+    prompt_len: number | null;
+    prompt_lens: number[] | null;
+    seq_no_eos_mask: boolean[] | null;
+    version_start: number | null;
+    version_end: number | null;
+    success: boolean | null;
+    verdict: string | null;
+    answer_len: number | null;
+    answer_text: string | null;
+    extracted_answer: string | null;
     environment_step: EnvironmentStepRecord | null;
   }>(
     `SELECT t.status, t.failure_type, t.failure_class, octet_length(t.packed_prompts) / 4 AS prompt_len, t.prompt_lens,
@@ -58,9 +70,15 @@ export async function loadStoredOutcome(pool: pg.Pool, trajectoryId: string, tur
   return {
     ...outcome,
     turn: {
-      contextLen: promptLens[turn]!, outputLen: row.answer_len!, noEos: row.seq_no_eos_mask?.[turn] ?? false,
-      versionStart: row.version_start!, versionEnd: row.version_end!, verdict: row.verdict, success: row.success!,
-      answerText: row.answer_text ?? '', extracted: row.extracted_answer,
+      contextLen: promptLens[turn]!,
+      outputLen: row.answer_len!,
+      noEos: row.seq_no_eos_mask?.[turn] ?? false,
+      versionStart: row.version_start!,
+      versionEnd: row.version_end!,
+      verdict: row.verdict,
+      success: row.success!,
+      answerText: row.answer_text ?? '',
+      extracted: row.extracted_answer,
       ...(next === undefined ? {} : { feedbackLen: next - promptLens[turn]! - row.answer_len! }),
       ...(row.environment_step ? { environmentStep: row.environment_step } : {}),
     },

@@ -6,7 +6,13 @@ import { UnknownRun } from './batches.js';
  * Records one trainer step (migration 009's `ratchet_record_training_step`, which the Python package calls too).
  * Recording a step again replaces it: a trainer that died mid-step redoes the step and reports it once more.
  */
-export async function recordTrainingStep(pool: pg.Pool, runId: string, step: number, policyVersion: number, metrics: Record<string, number>): Promise<void> {
+export async function recordTrainingStep(
+  pool: pg.Pool,
+  runId: string,
+  step: number,
+  policyVersion: number,
+  metrics: Record<string, number>,
+): Promise<void> {
   validateTrainingStep(runId, step, policyVersion, metrics);
   try {
     await pool.query('SELECT ratchet_record_training_step($1, $2, $3, $4)', [runId, step, policyVersion, JSON.stringify(metrics)]);
@@ -21,7 +27,8 @@ export async function recordTrainingStep(pool: pg.Pool, runId: string, step: num
 /** Every recorded step of a run, in step order. */
 export async function trainingSteps(pool: pg.Pool, runId: string): Promise<TrainingStep[]> {
   const { rows } = await pool.query<{ step: number; policy_version: number; metrics: Record<string, number>; recorded_at: Date }>(
-    'SELECT step, policy_version, metrics, recorded_at FROM training_steps WHERE run_id = $1 ORDER BY step', [runId],
+    'SELECT step, policy_version, metrics, recorded_at FROM training_steps WHERE run_id = $1 ORDER BY step',
+    [runId],
   );
   return rows.map((row) => ({ runId, step: row.step, policyVersion: row.policy_version, metrics: row.metrics, recordedAt: row.recorded_at }));
 }

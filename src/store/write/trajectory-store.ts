@@ -38,12 +38,31 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
          rewards, raw_rewards, successes, output_tokens, token_versions, end_reason, temperature, top_p, top_k, min_p, repetition_penalty, environment)
        VALUES ($1, $2, $3, 'completed', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
        ON CONFLICT (trajectory_id) DO NOTHING`,
-      [trajectory.trajectoryId, storableText(trajectory.qid), trajectory.taskId ?? null, trajectory.layout, turns.length, trajectory.birthTime,
-        encodeInt32(packed.packedInputIds), encodeFloat32(packed.packedLogprobs), Buffer.from(packed.promptMask),
-        encodeInt32(trajectory.promptIds), packed.seqNoEosMask, packed.seqlens, packed.promptLens,
-        turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd), trajectory.rewards, trajectory.rawRewards,
-        turns.map((t) => t.success), turns.reduce((sum, t) => sum + t.outputLen, 0), encodeInt32(packed.tokenVersions), trajectory.endReason,
-        ...samplingColumns(trajectory.sampling), storableText(trajectory.environment ?? null)],
+      [
+        trajectory.trajectoryId,
+        storableText(trajectory.qid),
+        trajectory.taskId ?? null,
+        trajectory.layout,
+        turns.length,
+        trajectory.birthTime,
+        encodeInt32(packed.packedInputIds),
+        encodeFloat32(packed.packedLogprobs),
+        Buffer.from(packed.promptMask),
+        encodeInt32(trajectory.promptIds),
+        packed.seqNoEosMask,
+        packed.seqlens,
+        packed.promptLens,
+        turns.map((t) => t.versionStart),
+        turns.map((t) => t.versionEnd),
+        trajectory.rewards,
+        trajectory.rawRewards,
+        turns.map((t) => t.success),
+        turns.reduce((sum, t) => sum + t.outputLen, 0),
+        encodeInt32(packed.tokenVersions),
+        trajectory.endReason,
+        ...samplingColumns(trajectory.sampling),
+        storableText(trajectory.environment ?? null),
+      ],
     );
     if (inserted.rowCount === 0) return false;
     // One statement for all turns: a round trip per turn was most of this transaction's time (and the trigger that
@@ -54,9 +73,19 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
        SELECT $1, turn, $2, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens
        FROM unnest($3::int[], $4::int[], $5::int[], $6::boolean[], $7::text[], $8::int[], $9::int[], $10::text[], $11::int[])
          AS t(turn, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens)`,
-      [trajectory.trajectoryId, storableText(trajectory.qid), turns.map((t) => t.turn), turns.map((t) => t.versionStart), turns.map((t) => t.versionEnd),
-        turns.map((t) => t.success), turns.map((t) => t.verdict), turns.map((t) => t.contextLen), turns.map((t) => t.outputLen),
-        turns.map((t) => storableText(generatedBy.get(t.turn)?.servedBy ?? null)), turns.map((t) => generatedBy.get(t.turn)?.cachedTokens ?? null)],
+      [
+        trajectory.trajectoryId,
+        storableText(trajectory.qid),
+        turns.map((t) => t.turn),
+        turns.map((t) => t.versionStart),
+        turns.map((t) => t.versionEnd),
+        turns.map((t) => t.success),
+        turns.map((t) => t.verdict),
+        turns.map((t) => t.contextLen),
+        turns.map((t) => t.outputLen),
+        turns.map((t) => storableText(generatedBy.get(t.turn)?.servedBy ?? null)),
+        turns.map((t) => generatedBy.get(t.turn)?.cachedTokens ?? null),
+      ],
     );
     await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);
     await dropWorkingRows(client, trajectory.trajectoryId);
@@ -75,7 +104,11 @@ export interface FailedTrajectory extends TrajectoryFailure {
  * Nothing the trajectory carries may make this row unstorable, so every text is made storable first.
  */
 export async function storeFailedTrajectory(
-  pool: pg.Pool, identity: TrajectoryIdentity, failure: FailedTrajectory, texts: StoredTurn[], unjoinedGroup?: GroupMembership,
+  pool: pg.Pool,
+  identity: TrajectoryIdentity,
+  failure: FailedTrajectory,
+  texts: StoredTurn[],
+  unjoinedGroup?: GroupMembership,
 ): Promise<boolean> {
   const trajectoryId = storableText(identity.trajectoryId);
   return inTransaction(pool, async (client) => {
@@ -83,11 +116,25 @@ export async function storeFailedTrajectory(
     const inserted = await client.query(
       `INSERT INTO trajectories (trajectory_id, qid, task_id, status, error, failure_type, failure_class, layout, num_turns, birth_time, environment)
        VALUES ($1, $2, $3, 'failed', $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (trajectory_id) DO NOTHING`,
-      [trajectoryId, storableText(identity.qid), identity.taskId ?? null, storableText(failure.message), storableText(failure.failureType),
-        failure.failureClass, storableText(identity.layout), failure.turnsDone, identity.birthTime, storableText(identity.environment ?? null)],
+      [
+        trajectoryId,
+        storableText(identity.qid),
+        identity.taskId ?? null,
+        storableText(failure.message),
+        storableText(failure.failureType),
+        failure.failureClass,
+        storableText(identity.layout),
+        failure.turnsDone,
+        identity.birthTime,
+        storableText(identity.environment ?? null),
+      ],
     );
     if (inserted.rowCount === 0) return false;
-    await insertTurnTexts(client, trajectoryId, texts.filter((text) => text.verdict !== null));
+    await insertTurnTexts(
+      client,
+      trajectoryId,
+      texts.filter((text) => text.verdict !== null),
+    );
     await dropWorkingRows(client, trajectoryId);
     // A member that failed before joining (an invalid request) still takes its place, so its group can fill.
     if (unjoinedGroup) await joinGroupAsFailed(client, trajectoryId, storableText(identity.qid), unjoinedGroup);
@@ -118,9 +165,16 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
   await client.query(
     `INSERT INTO turn_texts (trajectory_id, turn, answer_text, extracted_answer, verdict, feedback_text, verdict_detail, environment_step)
      SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::jsonb[])`,
-    [trajectoryId, texts.map((t) => t.turn), texts.map((t) => storableText(t.answerText)), texts.map((t) => storableText(t.extractedAnswer)),
-      texts.map((t) => storableText(t.verdict ?? 'unverified')), texts.map((t) => storableText(t.feedbackText)), texts.map((t) => storableText(t.verdictDetail ?? null)),
-      texts.map((t) => (t.environmentStep ? storableJson(t.environmentStep) : null))],
+    [
+      trajectoryId,
+      texts.map((t) => t.turn),
+      texts.map((t) => storableText(t.answerText)),
+      texts.map((t) => storableText(t.extractedAnswer)),
+      texts.map((t) => storableText(t.verdict ?? 'unverified')),
+      texts.map((t) => storableText(t.feedbackText)),
+      texts.map((t) => storableText(t.verdictDetail ?? null)),
+      texts.map((t) => (t.environmentStep ? storableJson(t.environmentStep) : null)),
+    ],
   );
 }
 
@@ -131,8 +185,7 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
  */
 async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
   await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
-  await client.query(
-    `WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1) DELETE FROM turn_checkpoints WHERE trajectory_id = $1`,
-    [trajectoryId],
-  );
+  await client.query(`WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1) DELETE FROM turn_checkpoints WHERE trajectory_id = $1`, [
+    trajectoryId,
+  ]);
 }

@@ -17,7 +17,9 @@ export interface TurnCheckpointKey {
 export class CheckpointSuperseded extends Error {
   override readonly name = 'CheckpointSuperseded';
   constructor(readonly key: TurnCheckpointKey) {
-    super(`trajectory ${key.trajectoryId} turn ${key.turn}: attempt ${key.attempt} no longer owns the generation checkpoint (a newer attempt claimed it, or the turn was stored)`);
+    super(
+      `trajectory ${key.trajectoryId} turn ${key.turn}: attempt ${key.attempt} no longer owns the generation checkpoint (a newer attempt claimed it, or the turn was stored)`,
+    );
   }
 }
 
@@ -26,7 +28,11 @@ export class CheckpointSuperseded extends Error {
  * resumes where the last one committed; from here an older attempt still running can no longer append.
  * `carried` is what an earlier release's heartbeat held (it stored no checkpoint): kept when it is longer.
  */
-export async function claimTurnCheckpoint(pool: pg.Pool, key: TurnCheckpointKey, carried: PartialOutput = { ids: [], logprobs: [], versions: [] }): Promise<PartialOutput> {
+export async function claimTurnCheckpoint(
+  pool: pg.Pool,
+  key: TurnCheckpointKey,
+  carried: PartialOutput = { ids: [], logprobs: [], versions: [] },
+): Promise<PartialOutput> {
   return inTransaction(pool, async (client) => {
     const claimed = await client.query<{ token_count: number }>(
       `INSERT INTO turn_checkpoints (trajectory_id, turn, attempt, token_count)
@@ -82,16 +88,31 @@ const CREATE_OR_APPEND_FIRST = `
  * and it holds exactly `from` tokens, so a stale attempt or a repeated append changes nothing: false then.
  * An attempt that never claimed (the first) creates the checkpoint with its first append.
  */
-export async function appendTurnCheckpoint(db: pg.Pool | pg.PoolClient, key: TurnCheckpointKey, from: number, tokens: PartialOutput): Promise<boolean> {
+export async function appendTurnCheckpoint(
+  db: pg.Pool | pg.PoolClient,
+  key: TurnCheckpointKey,
+  from: number,
+  tokens: PartialOutput,
+): Promise<boolean> {
   if (tokens.ids.length === 0) return true;
   const result = await db.query(from === 0 ? CREATE_OR_APPEND_FIRST : APPEND, [
-    key.trajectoryId, key.turn, key.attempt, from, tokens.ids.length,
-    encodeInt32(tokens.ids), encodeFloat32(tokens.logprobs), encodeInt32(tokens.versions),
+    key.trajectoryId,
+    key.turn,
+    key.attempt,
+    from,
+    tokens.ids.length,
+    encodeInt32(tokens.ids),
+    encodeFloat32(tokens.logprobs),
+    encodeInt32(tokens.versions),
   ]);
   return result.rowCount === 1;
 }
 
 /** Removes the checkpoint once the turn's output is stored, unless a newer attempt owns it by now. */
 export async function dropTurnCheckpoint(pool: pg.Pool, key: TurnCheckpointKey): Promise<void> {
-  await pool.query('DELETE FROM turn_checkpoints WHERE trajectory_id = $1 AND turn = $2 AND attempt <= $3', [key.trajectoryId, key.turn, key.attempt]);
+  await pool.query('DELETE FROM turn_checkpoints WHERE trajectory_id = $1 AND turn = $2 AND attempt <= $3', [
+    key.trajectoryId,
+    key.turn,
+    key.attempt,
+  ]);
 }

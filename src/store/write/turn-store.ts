@@ -71,7 +71,8 @@ export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: num
   );
   if (rows.length === 0) throw new NoStoredPrompt(`trajectory ${trajectoryId} has no stored prompt`);
   const earlier = rows.filter((row) => row.turn !== null);
-  if (earlier.length !== turn) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.length}`);
+  if (earlier.length !== turn)
+    throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.length}`);
   const parts = [rows[0]!.prompt_ids];
   for (const row of earlier) {
     if (!row.feedback_ids) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${row.turn} has no feedback yet`);
@@ -97,9 +98,20 @@ export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): P
        version_start = EXCLUDED.version_start, version_end = EXCLUDED.version_end, served_by = EXCLUDED.served_by, cached_tokens = EXCLUDED.cached_tokens,
        answer_text = NULL, extracted_answer = NULL, verdict = NULL, feedback_ids = NULL, feedback_text = NULL, updated_at = now()
      WHERE turn_outputs.attempt < EXCLUDED.attempt`,
-    [output.trajectoryId, output.turn, output.attempt, output.contextLen, encodeInt32(output.outputIds),
-      encodeFloat32(output.outputLogprobs), output.finishReason, output.versionStart, output.versionEnd, encodeInt32(output.outputVersions),
-      storableText(output.servedBy ?? null), output.cachedTokens ?? null],
+    [
+      output.trajectoryId,
+      output.turn,
+      output.attempt,
+      output.contextLen,
+      encodeInt32(output.outputIds),
+      encodeFloat32(output.outputLogprobs),
+      output.finishReason,
+      output.versionStart,
+      output.versionEnd,
+      encodeInt32(output.outputVersions),
+      storableText(output.servedBy ?? null),
+      output.cachedTokens ?? null,
+    ],
   );
   return result.rowCount === 1;
 }
@@ -114,14 +126,29 @@ export interface StoredGeneration {
 }
 
 export async function loadStoredGeneration(pool: pg.Pool, trajectoryId: string, turn: number): Promise<StoredGeneration | undefined> {
-  const { rows: [row] } = await pool.query<{ context_len: number; output_len: number; finish_reason: FinishReason; version_start: number; version_end: number }>(
+  const {
+    rows: [row],
+  } = await pool.query<{ context_len: number; output_len: number; finish_reason: FinishReason; version_start: number; version_end: number }>(
     `SELECT context_len, octet_length(output_ids) / 4 AS output_len, finish_reason, version_start, version_end
-     FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2`, [trajectoryId, turn]);
-  return row && { contextLen: row.context_len, outputLen: row.output_len, finishReason: row.finish_reason, versionStart: row.version_start, versionEnd: row.version_end };
+     FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2`,
+    [trajectoryId, turn],
+  );
+  return (
+    row && {
+      contextLen: row.context_len,
+      outputLen: row.output_len,
+      finishReason: row.finish_reason,
+      versionStart: row.version_start,
+      versionEnd: row.version_end,
+    }
+  );
 }
 
 export async function loadTurnOutputIds(pool: pg.Pool, trajectoryId: string, turn: number): Promise<number[]> {
-  const { rows } = await pool.query<{ output_ids: Buffer }>('SELECT output_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+  const { rows } = await pool.query<{ output_ids: Buffer }>('SELECT output_ids FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [
+    trajectoryId,
+    turn,
+  ]);
   if (rows.length === 0) throw new ContextMismatch(`trajectory ${trajectoryId} has no output for turn ${turn}`);
   return decodeInt32(rows[0]!.output_ids);
 }
@@ -152,9 +179,17 @@ export interface StoredJudgement {
 }
 
 /** A turn's output, and its judgement once one is stored; undefined when the turn has no working row. */
-export async function loadTurnForJudging(pool: pg.Pool, trajectoryId: string, turn: number): Promise<{ outputIds: number[]; judged?: StoredJudgement } | undefined> {
-  const { rows: [row] } = await pool.query<JudgementRow & { output_ids: Buffer }>(
-    'SELECT output_ids, answer_text, extracted_answer, verdict, feedback_ids, environment_step FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+export async function loadTurnForJudging(
+  pool: pg.Pool,
+  trajectoryId: string,
+  turn: number,
+): Promise<{ outputIds: number[]; judged?: StoredJudgement } | undefined> {
+  const {
+    rows: [row],
+  } = await pool.query<JudgementRow & { output_ids: Buffer }>(
+    'SELECT output_ids, answer_text, extracted_answer, verdict, feedback_ids, environment_step FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2',
+    [trajectoryId, turn],
+  );
   if (!row) return undefined;
   return { outputIds: decodeInt32(row.output_ids), ...(row.verdict === null ? {} : { judged: storedJudgement(row) }) };
 }
@@ -169,19 +204,33 @@ interface JudgementRow {
 
 function storedJudgement(row: JudgementRow): StoredJudgement {
   return {
-    answerText: row.answer_text ?? '', extracted: row.extracted_answer, status: row.verdict!, feedbackLen: (row.feedback_ids?.length ?? 0) / 4,
+    answerText: row.answer_text ?? '',
+    extracted: row.extracted_answer,
+    status: row.verdict!,
+    feedbackLen: (row.feedback_ids?.length ?? 0) / 4,
     ...(row.environment_step ? { environmentStep: row.environment_step } : {}),
   };
 }
 
-export async function saveVerdict(pool: pg.Pool, trajectoryId: string, turn: number, verdict: { answerText: string; extracted: string | null; status: string }): Promise<void> {
-  await pool.query('UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
-    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status]);
+export async function saveVerdict(
+  pool: pg.Pool,
+  trajectoryId: string,
+  turn: number,
+  verdict: { answerText: string; extracted: string | null; status: string },
+): Promise<void> {
+  await pool.query(
+    'UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
+    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), verdict.status],
+  );
 }
 
 export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: number, ids: readonly number[], text: string): Promise<void> {
-  await pool.query('UPDATE turn_outputs SET feedback_ids = $3, feedback_text = $4, updated_at = now() WHERE trajectory_id = $1 AND turn = $2',
-    [trajectoryId, turn, encodeInt32(ids), storableText(text)]);
+  await pool.query('UPDATE turn_outputs SET feedback_ids = $3, feedback_text = $4, updated_at = now() WHERE trajectory_id = $1 AND turn = $2', [
+    trajectoryId,
+    turn,
+    encodeInt32(ids),
+    storableText(text),
+  ]);
 }
 
 /**
@@ -191,22 +240,40 @@ export async function saveFeedback(pool: pg.Pool, trajectoryId: string, turn: nu
  * the judgement kept, or undefined when the turn has no working row (the trajectory was stored meanwhile).
  */
 export async function saveVerdictAndFeedback(
-  pool: pg.Pool, trajectoryId: string, turn: number,
-  verdict: { answerText: string; extracted: string | null; status: string; detail?: string }, feedback: { ids: readonly number[]; text: string },
+  pool: pg.Pool,
+  trajectoryId: string,
+  turn: number,
+  verdict: { answerText: string; extracted: string | null; status: string; detail?: string },
+  feedback: { ids: readonly number[]; text: string },
   environmentStep?: EnvironmentStepRecord,
 ): Promise<StoredJudgement | undefined> {
-  const { rows: [saved] } = await pool.query<JudgementRow>(
+  const {
+    rows: [saved],
+  } = await pool.query<JudgementRow>(
     `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, verdict_detail = $8,
        environment_step = $9, updated_at = now()
      WHERE trajectory_id = $1 AND turn = $2 AND verdict IS NULL
      RETURNING answer_text, extracted_answer, verdict, feedback_ids, environment_step`,
-    [trajectoryId, turn, storableText(verdict.answerText), storableText(verdict.extracted), storableText(verdict.status), encodeInt32(feedback.ids), storableText(feedback.text),
-      storableText(boundedDetail(verdict.detail)), environmentStep === undefined ? null : storableJson(environmentStep)],
+    [
+      trajectoryId,
+      turn,
+      storableText(verdict.answerText),
+      storableText(verdict.extracted),
+      storableText(verdict.status),
+      encodeInt32(feedback.ids),
+      storableText(feedback.text),
+      storableText(boundedDetail(verdict.detail)),
+      environmentStep === undefined ? null : storableJson(environmentStep),
+    ],
   );
   if (saved) return storedJudgement(saved);
   // Judged first by another run (read in a statement of its own, so its commit is seen), or no working row.
-  const { rows: [kept] } = await pool.query<JudgementRow>(
-    'SELECT answer_text, extracted_answer, verdict, feedback_ids, environment_step FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2', [trajectoryId, turn]);
+  const {
+    rows: [kept],
+  } = await pool.query<JudgementRow>(
+    'SELECT answer_text, extracted_answer, verdict, feedback_ids, environment_step FROM turn_outputs WHERE trajectory_id = $1 AND turn = $2',
+    [trajectoryId, turn],
+  );
   return kept && kept.verdict !== null ? storedJudgement(kept) : undefined;
 }
 
@@ -242,7 +309,9 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
     `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text,
-            verdict_detail, environment_step, served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`, [trajectoryId]);
+            verdict_detail, environment_step, served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`,
+    [trajectoryId],
+  );
   return {
     promptIds: prompt.rows[0] ? decodeInt32(prompt.rows[0].prompt_ids) : [],
     turns: rows.map((row) => ({

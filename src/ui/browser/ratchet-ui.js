@@ -7,13 +7,7 @@
 window.ratchetCharts = {};
 // Legend values: whole numbers as they are, others to three decimals.
 const ratchetNumber = (v) =>
-  v === null || v === undefined
-    ? '–'
-    : Number.isInteger(v)
-      ? String(v)
-      : Math.abs(v) >= 0.01 || v === 0
-        ? v.toFixed(3)
-        : v.toExponential(2);
+  v === null || v === undefined ? '–' : Number.isInteger(v) ? String(v) : Math.abs(v) >= 0.01 || v === 0 ? v.toFixed(3) : v.toExponential(2);
 window.RatchetUI = {
   /**
    * Draws a chart, or updates the one already drawn in place: a poll swaps the data (uPlot setData), so a zoom
@@ -74,11 +68,7 @@ window.RatchetUI = {
       return [first - pad, last + pad];
     };
     state.xRange = xRange;
-    const y = spec.yRange
-      ? { range: spec.yRange }
-      : spec.yFromZero
-        ? { range: (u, lo, hi) => [Math.min(0, lo ?? 0), hi > 0 ? hi * 1.1 : 1] }
-        : {};
+    const y = spec.yRange ? { range: spec.yRange } : spec.yFromZero ? { range: (u, lo, hi) => [Math.min(0, lo ?? 0), hi > 0 ? hi * 1.1 : 1] } : {};
     // A legend value says how many samples the point rests on, and flags too few.
     const value = (u, v, si, i) => {
       const counts = state.spec.counts && state.spec.counts[si - 1];
@@ -126,13 +116,7 @@ window.RatchetUI = {
             points.forEach(([x, lo], j) => (j === 0 ? ctx.moveTo(x, lo) : ctx.lineTo(x, lo)));
             for (let j = points.length - 1; j >= 0; j--) ctx.lineTo(points[j][0], points[j][2]);
             // A lone point (its neighbours empty) gets a bar of the band's height.
-            if (points.length === 1)
-              ctx.rect(
-                points[0][0] - 3 * devicePixelRatio,
-                points[0][2],
-                6 * devicePixelRatio,
-                points[0][1] - points[0][2],
-              );
+            if (points.length === 1) ctx.rect(points[0][0] - 3 * devicePixelRatio, points[0][2], 6 * devicePixelRatio, points[0][1] - points[0][2]);
             ctx.fill();
           }
           points.length = 0;
@@ -143,11 +127,7 @@ window.RatchetUI = {
           const band = v === null || v === undefined ? null : window.RatchetUI.wilson(v * counts[i], counts[i]);
           if (!band) return flush();
           bands.push([k, i, band[0], band[1]]);
-          points.push([
-            u.valToPos(u.data[0][i], 'x', true),
-            u.valToPos(band[0], 'y', true),
-            u.valToPos(band[1], 'y', true),
-          ]);
+          points.push([u.valToPos(u.data[0][i], 'x', true), u.valToPos(band[0], 'y', true), u.valToPos(band[1], 'y', true)]);
         });
         flush();
         ctx.restore();
@@ -160,9 +140,7 @@ window.RatchetUI = {
       height: 220,
       scales: { x: { time: !!spec.time, range: xRange }, y },
       axes: [
-        spec.discrete
-          ? { label: spec.xLabel, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }
-          : { label: spec.xLabel },
+        spec.discrete ? { label: spec.xLabel, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] } : { label: spec.xLabel },
         { label: spec.yLabel },
       ],
       series: [{}].concat(

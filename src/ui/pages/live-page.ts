@@ -17,15 +17,23 @@ export function livePage(running: LiveTrajectory[], runs: ActiveRun[]): Html {
 ${running.map((t) => row(t))}</table>
 <h2>Backlog by run (trajectories)</h2>
 <table id="backlog"><tr><th>run</th><th>kind</th><th>submitted</th><th>queued</th><th>running</th><th>completed</th><th>failed</th><th>trajectories/s (last minute)</th><th>why they wait</th></tr>
-${backlog.map(({ aggregates: run, counters, status }) => html`<tr data-run="${run.runId}"><td><a href="${runHref(run.runId)}">${run.runId}</a></td><td>${run.kind}</td>
+${backlog.map(
+  ({
+    aggregates: run,
+    counters,
+    status,
+  }) => html`<tr data-run="${run.runId}"><td><a href="${runHref(run.runId)}">${run.runId}</a></td><td>${run.kind}</td>
 <td class="num">${counters.submitted}</td><td class="num">${counters.queued}</td><td class="num">${counters.running}</td><td class="num">${counters.completed}</td>
 <td class="num">${counters.failed}</td><td class="num">${fixed(counters.recentTrajectoriesPerSecond, 1)}</td>
-<td>${counters.queued === 0 ? 'nothing waits' : status ? whyWaiting(status) : 'for a CPU worker: plain runs start as workers take workflows from the task queue'}</td></tr>`)}</table>
+<td>${counters.queued === 0 ? 'nothing waits' : status ? whyWaiting(status) : 'for a CPU worker: plain runs start as workers take workflows from the task queue'}</td></tr>`,
+)}</table>
 ${backlog.length === 0 ? html`<p class="muted">Nothing queued or running.</p>` : ''}
 <h2>Queued groups by run</h2>
 <table id="queues"><tr><th>run</th><th>waiting groups</th><th>running</th><th>accepted</th><th>capacity now</th><th>policy version</th><th>why they wait</th></tr>
-${training.map((run) => html`<tr><td><a href="${runHref(run.runId)}">${run.runId}</a></td><td class="num">${run.waiting}</td><td class="num">${run.running}</td>
-<td class="num">${run.accepted}</td><td class="num">${run.capacity}</td><td class="num">${run.policyVersion}</td><td>${whyWaiting(run)}</td></tr>`)}</table>`;
+${training.map(
+  (run) => html`<tr><td><a href="${runHref(run.runId)}">${run.runId}</a></td><td class="num">${run.waiting}</td><td class="num">${run.running}</td>
+<td class="num">${run.accepted}</td><td class="num">${run.capacity}</td><td class="num">${run.policyVersion}</td><td>${whyWaiting(run)}</td></tr>`,
+)}</table>`;
   return page('Live', body, 'RatchetUI.pollLive();');
 }
 

@@ -21,8 +21,12 @@ ${turn.feedbackText}</pre></div></div>`;
   }
   return html`<p class="muted feedback-label">${label}${turn.observations.length === 0 ? ' none' : ''}</p>
 ${turn.observations.length > 0 ? html`<div class="observations">${turn.observations.map(observation)}</div>` : ''}
-${turn.feedbackText !== null ? html`<details class="appended"><summary>as appended: the chat template's text (${turn.feedbackText.length} characters)</summary><pre class="feedback">
-${turn.feedbackText}</pre></details>` : ''}
+${
+  turn.feedbackText !== null
+    ? html`<details class="appended"><summary>as appended: the chat template's text (${turn.feedbackText.length} characters)</summary><pre class="feedback">
+${turn.feedbackText}</pre></details>`
+    : ''
+}
 ${environmentStepLine(turn)}`;
 }
 
@@ -44,8 +48,12 @@ function environmentStepLine(turn: TurnView): Html {
   return html`<div class="environment-step"><p>environment reward <b class="environment-reward">${environmentReward(turn.environmentReward)}</b>
  <span class="muted">(before the run's shaping)</span> · done <b class="done">${turn.done === null ? '–' : turn.done ? 'yes' : 'no'}</b>${info ? ' · info:' : ''}</p>
 ${info ? html`<pre class="info">${compactJson(info)}</pre>` : ''}
-${state !== null ? html`<details class="state"><summary>state (${state.length} characters of JSON)</summary><pre class="state-json">
-${state}</pre></details>` : ''}</div>`;
+${
+  state !== null
+    ? html`<details class="state"><summary>state (${state.length} characters of JSON)</summary><pre class="state-json">
+${state}</pre></details>`
+    : ''
+}</div>`;
 }
 
 /** Exact enough to tell 0.125 from 0.13, without trailing zeros: rewards are usually small integers. */

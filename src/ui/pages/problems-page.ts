@@ -7,11 +7,16 @@ import { percentText } from './runs-page.js';
 
 export const PROBLEM_SORTS: readonly ProblemSort[] = ['qid', 'samples', 'firstPassRate', 'passRate', 'meanReturn', 'failed'];
 const LABELS: Record<ProblemSort, string> = {
-  qid: 'qid', samples: 'samples', firstPassRate: 'pass at turn 1', passRate: 'pass any turn', meanReturn: 'mean return R₀', failed: 'failed',
+  qid: 'qid',
+  samples: 'samples',
+  firstPassRate: 'pass at turn 1',
+  passRate: 'pass any turn',
+  meanReturn: 'mean return R₀',
+  failed: 'failed',
 };
 /** What each column counts (its tooltip); the search page's table of one problem across runs uses the same. */
 export const PROBLEM_COLUMN_DEFINITIONS = {
-  qid: 'The problem\'s id in its dataset.',
+  qid: "The problem's id in its dataset.",
   samples: 'Stored samples that were attempted: cancelled ones are left out.',
   passRate: 'Samples with a correct turn over attempted samples (failed ones included, cancelled ones not); – when none was attempted.',
   firstPassRate: 'Samples whose first turn was correct over attempted samples (failed ones included, cancelled ones not); – when none was attempted.',
@@ -25,7 +30,13 @@ export const PROBLEM_COLUMN_DEFINITIONS = {
  * then the same two rates per policy version, each with its Wilson 95% interval.
  */
 export function problemsPage(
-  runId: string, problems: RunProblem[], count: number, sort: ProblemSort, direction: 'asc' | 'desc', qidContains: string | undefined, byVersion: readonly VersionRewards[] = [],
+  runId: string,
+  problems: RunProblem[],
+  count: number,
+  sort: ProblemSort,
+  direction: 'asc' | 'desc',
+  qidContains: string | undefined,
+  byVersion: readonly VersionRewards[] = [],
 ): Html {
   const query = (next: ProblemSort) => {
     const params = new URLSearchParams({ sort: next, dir: sort === next && direction === 'desc' ? 'asc' : 'desc' });
@@ -39,9 +50,13 @@ export function problemsPage(
  turn was correct; pass any turn: samples with a correct turn; both over attempted samples (failed ones included; cancelled samples were never attempted
  and count nowhere but under cancelled). The qid filter ignores case.</p>
 <table id="problems"><tr>${PROBLEM_SORTS.map((key) => html`<th data-sort="${key}" title="${PROBLEM_COLUMN_DEFINITIONS[key]}"><a href="${query(key)}">${LABELS[key]}</a>${key === sort ? (direction === 'desc' ? ' ▼' : ' ▲') : ''}</th>`)}<th title="${PROBLEM_COLUMN_DEFINITIONS.cancelled}">cancelled</th><th>runs</th></tr>
-${problems.map((p) => html`<tr data-qid="${p.qid}"><td><a href="${runHref(runId)}?qid=${encodeURIComponent(p.qid)}">${p.qid}</a></td><td class="num">${p.samples}</td>
+${problems.map(
+  (
+    p,
+  ) => html`<tr data-qid="${p.qid}"><td><a href="${runHref(runId)}?qid=${encodeURIComponent(p.qid)}">${p.qid}</a></td><td class="num">${p.samples}</td>
 <td class="num first-pass-rate">${percentText(p.firstPassRate)}</td><td class="num pass-rate">${percentText(p.passRate)}</td><td class="num">${fixed(p.meanReturn)}</td><td class="num">${p.failed}</td><td class="num cancelled">${p.cancelled}</td>
-<td><a href="/search?q=${encodeURIComponent(p.qid)}">all runs</a></td></tr>`)}</table>
+<td><a href="/search?q=${encodeURIComponent(p.qid)}">all runs</a></td></tr>`,
+)}</table>
 ${versionTable(byVersion)}`;
   return page(`Problems of ${runId}`, body);
 }
@@ -59,9 +74,9 @@ function versionTable(byVersion: readonly VersionRewards[]): Html | string {
 <table id="problems-by-version"><tr><th>version</th><th>trajectories</th><th title="First turn correct, of the version's completed trajectories">pass at turn 1</th>
 <th title="Some turn correct, of the version's completed trajectories">pass any turn</th></tr>
 ${[...byVersion].reverse().map((v) => {
-    const first = v.byTurn.find((t) => t.turn === 0);
-    return html`<tr data-version="${v.version}"><td class="num">${v.version}</td><td class="num">${v.trajectories}</td>
+  const first = v.byTurn.find((t) => t.turn === 0);
+  return html`<tr data-version="${v.version}"><td class="num">${v.version}</td><td class="num">${v.trajectories}</td>
 <td class="num first-pass-rate">${rate(first ? Math.round(first.successRate * first.trajectories) : 0, first?.trajectories ?? 0)}</td>
 <td class="num pass-rate">${rate(Math.round(v.anySuccess * v.trajectories), v.trajectories)}</td></tr>`;
-  })}</table>`;
+})}</table>`;
 }

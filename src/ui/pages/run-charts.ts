@@ -12,12 +12,16 @@ import { trainingSection } from './training-section.js';
 const SECTIONS: readonly [title: string, ids: readonly string[]][] = [
   ['Is it learning?', ['chart-over-time', 'chart-reward-over-time', 'chart-by-turn', 'chart-by-version']],
   ['Training signal', ['chart-no-signal-over-time', 'chart-no-signal-by-version', 'chart-advantages']],
-  ['Output length and truncation', ['chart-lengths', 'chart-length-over-time', 'chart-truncation-over-time', 'chart-length-by-version', 'chart-truncation-by-version']],
+  [
+    'Output length and truncation',
+    ['chart-lengths', 'chart-length-over-time', 'chart-truncation-over-time', 'chart-length-by-version', 'chart-truncation-by-version'],
+  ],
   ['Throughput', ['chart-throughput-over-time', 'chart-trajectories-over-time']],
 ];
 /** What the throughput section cannot show from stored rows, said where it would be. */
-export const LATENCY_NOTE = 'Queue, generation and verification latency are not stored in Postgres (a turn keeps no timings): the workers export '
-  + 'them to Prometheus as Temporal\'s temporal_activity_execution_latency by activity type (generate, environmentStep; deploy/grafana charts them).';
+export const LATENCY_NOTE =
+  'Queue, generation and verification latency are not stored in Postgres (a turn keeps no timings): the workers export ' +
+  "them to Prometheus as Temporal's temporal_activity_execution_latency by activity type (generate, environmentStep; deploy/grafana charts them).";
 
 export interface RunChartsPart {
   runId: string;
@@ -36,21 +40,27 @@ export interface RunChartsPart {
 export function runCharts({ runId, view, settings, batches, runIds }: RunChartsPart): Html {
   const placed = new Set(SECTIONS.flatMap(([, ids]) => ids).concat('chart-staleness'));
   const byId = (ids: readonly string[]) => ids.flatMap((id) => view.charts.filter((chart) => chart.id === id));
-  return html`${comparePicker(runId, (view.compare ?? []).map((c) => c.runId), runIds)}
+  return html`${comparePicker(
+    runId,
+    (view.compare ?? []).map((c) => c.runId),
+    runIds,
+  )}
 <p class="muted" id="few-samples-note">Legend values give n, the samples a point rests on; points resting on fewer than ${FEW_SAMPLES} are ringed.
  Charts over <select id="x-axis" onchange="RatchetUI.axis(this.value)" title="Show the charts whose x axis is this (histograms and charts by turn stay)">
 <option value="all">every x axis</option><option value="time">time</option><option value="version">policy version</option><option value="step">training step</option></select>
  · smoothing <select id="smoothing" onchange="RatchetUI.smooth(this.value)" title="Each point of a line pooled with its neighbours, weighted by the samples each rests on (a smoothed rate is the rate of the pooled samples); gaps stay gaps">
 <option value="0">off</option><option value="1">3 points</option><option value="3">7 points</option><option value="7">15 points</option></select></p>
 ${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}${title === 'Throughput' ? html`<p class="muted" id="latency-note">${LATENCY_NOTE}</p>` : ''}`)}
-${trainingSection(view.training, view.charts.filter((chart) => !placed.has(chart.id)))}
+${trainingSection(
+  view.training,
+  view.charts.filter((chart) => !placed.has(chart.id)),
+)}
 <h2>Batches</h2>
 ${chartBoxes(byId(['chart-staleness']))}
 ${batchTable(batches)}
 <h2>Settings</h2>
 ${settingsTable(settings)}`;
 }
-
 
 function comparePicker(runId: string, compare: readonly string[], runIds: readonly string[]): Html {
   const key = [runId, ...compare].map((id, i) => html`<span class="run-key" data-run="${id}" style="color: ${runColour(i)}">■ ${id}</span>`);
@@ -60,25 +70,40 @@ function comparePicker(runId: string, compare: readonly string[], runIds: readon
 }
 
 function batchTable({ total, latest }: { total: number; latest: BatchListEntry[] }): Html {
-  if (total === 0) return html`<p class="muted" id="no-batches">No batch handed out yet: a consumer claims one with <code>ratchet consume</code> or the client's <code>claimBatch</code>.</p>`;
+  if (total === 0)
+    return html`<p class="muted" id="no-batches">No batch handed out yet: a consumer claims one with <code>ratchet consume</code> or the client's <code>claimBatch</code>.</p>`;
   return html`<p class="muted"><span id="batch-count">${total}</span> batches, the newest ${Math.min(total, LISTED_BATCHES)} listed.</p>
 <table id="batches"><tr><th>batch</th><th>consumer</th><th>policy version</th><th>groups</th><th>trajectories</th><th>stale</th><th>claimed</th><th>lease until</th><th>acknowledged</th></tr>
-${latest.map((b) => html`<tr data-batch="${b.batchId}"><td><code>${b.batchId.slice(0, 8)}</code></td><td>${b.consumer}</td><td class="num">${b.policyVersion}</td><td class="num">${b.groups}</td>
+${latest.map(
+  (
+    b,
+  ) => html`<tr data-batch="${b.batchId}"><td><code>${b.batchId.slice(0, 8)}</code></td><td>${b.consumer}</td><td class="num">${b.policyVersion}</td><td class="num">${b.groups}</td>
 <td class="num">${b.trajectories}</td><td class="num">${b.staleTrajectories}</td><td>${b.claimedAt.toISOString()}</td><td>${b.leaseExpiresAt.toISOString()}</td>
-<td>${b.ackedAt?.toISOString() ?? (b.leaseExpiresAt.getTime() < Date.now() ? 'no: lease ran out' : 'not yet')}</td></tr>`)}</table>`;
+<td>${b.ackedAt?.toISOString() ?? (b.leaseExpiresAt.getTime() < Date.now() ? 'no: lease ran out' : 'not yet')}</td></tr>`,
+)}</table>`;
 }
 
 function settingsTable({ training, sampling, layout }: RunSettings): Html {
   const rows: [string, string][] = [];
   if (training) {
-    rows.push(['kind', 'training run'], ['η (max_head_offpolicyness, versions)', String(training.maxHeadOffpolicyness)], ['batch size (groups)', String(training.batchSize)],
-      ['group size (samples per prompt)', training.groupSize === null ? '–' : String(training.groupSize)], ['most groups at once', String(training.maxConcurrent)],
-      ['created', training.createdAt.toISOString()]);
+    rows.push(
+      ['kind', 'training run'],
+      ['η (max_head_offpolicyness, versions)', String(training.maxHeadOffpolicyness)],
+      ['batch size (groups)', String(training.batchSize)],
+      ['group size (samples per prompt)', training.groupSize === null ? '–' : String(training.groupSize)],
+      ['most groups at once', String(training.maxConcurrent)],
+      ['created', training.createdAt.toISOString()],
+    );
   } else rows.push(['kind', 'plain run (no admission, no trainer)']);
   if (layout) rows.push(['layout', layout]);
   if (sampling) {
-    rows.push(['temperature', fixed(sampling.temperature, 2)], ['top_p', fixed(sampling.topP, 2)], ['top_k', sampling.topK === null ? '–' : String(sampling.topK)],
-      ['min_p', fixed(sampling.minP, 2)], ['repetition penalty', fixed(sampling.repetitionPenalty, 2)]);
+    rows.push(
+      ['temperature', fixed(sampling.temperature, 2)],
+      ['top_p', fixed(sampling.topP, 2)],
+      ['top_k', sampling.topK === null ? '–' : String(sampling.topK)],
+      ['min_p', fixed(sampling.minP, 2)],
+      ['repetition penalty', fixed(sampling.repetitionPenalty, 2)],
+    );
   }
   return html`<table id="run-settings">${rows.map(([name, value]) => html`<tr data-setting="${name}"><th>${name}</th><td>${value}</td></tr>`)}</table>
 ${sampling ? html`<p class="muted">Sampling as the newest stored trajectory was drawn with.</p>` : ''}`;

@@ -27,7 +27,9 @@ export function runHeadline(facts: RunHeadlineFacts, counters: RunCounters, trai
   const newest = training.byVersion.at(-1);
   const before = training.byVersion.at(-2);
   const step = training.steps.at(-1);
-  const versionNote = newest ? ` Trajectories whose first generated token came from policy version ${newest.version}${before ? `, change against version ${before.version}` : ''}.` : '';
+  const versionNote = newest
+    ? ` Trajectories whose first generated token came from policy version ${newest.version}${before ? `, change against version ${before.version}` : ''}.`
+    : '';
   const of = (pick: (v: VersionRewards) => number | undefined) => ({
     value: newest ? fixed(pick(newest) ?? null, 3) : '–',
     change: newest && before ? delta(pick(newest), pick(before)) : null,
@@ -36,38 +38,57 @@ export function runHeadline(facts: RunHeadlineFacts, counters: RunCounters, trai
   const { selfCorrection: sc } = facts;
   const items: Headline[] = [
     {
-      id: 'policy-version', label: 'newest policy version', value: facts.newestPolicyVersion === null ? '–' : String(facts.newestPolicyVersion),
+      id: 'policy-version',
+      label: 'newest policy version',
+      value: facts.newestPolicyVersion === null ? '–' : String(facts.newestPolicyVersion),
       definition: 'The newest policy version a trainer published (versions are shared by every run); 0 is the initial weights.',
     },
     {
-      id: 'last-step', label: 'last training step', value: step ? `${step.step} → v${step.policyVersion}` : '–',
+      id: 'last-step',
+      label: 'last training step',
+      value: step ? `${step.step} → v${step.policyVersion}` : '–',
       definition: 'The newest step the trainer recorded for this run, and the policy version it published.',
     },
     {
-      id: 'success', label: `success, any turn${newest ? ` (v${newest.version})` : ''}`, ...of((v) => v.anySuccess),
+      id: 'success',
+      label: `success, any turn${newest ? ` (v${newest.version})` : ''}`,
+      ...of((v) => v.anySuccess),
       definition: `Share of completed trajectories with a correct turn.${versionNote}`,
     },
     {
-      id: 'first-turn-success', label: `success at turn 1${newest ? ` (v${newest.version})` : ''}`, ...of((v) => v.byTurn[0]?.successRate),
+      id: 'first-turn-success',
+      label: `success at turn 1${newest ? ` (v${newest.version})` : ''}`,
+      ...of((v) => v.byTurn[0]?.successRate),
       definition: `Share of completed trajectories whose first turn was correct (beside any turn: how much the later turns add).${versionNote}`,
     },
     {
-      id: 'mean-return', label: `mean return R₀${newest ? ` (v${newest.version})` : ''}`, ...of((v) => v.meanReturn),
+      id: 'mean-return',
+      label: `mean return R₀${newest ? ` (v${newest.version})` : ''}`,
+      ...of((v) => v.meanReturn),
       definition: `Mean return-to-go from the first turn, R₀, over completed trajectories.${versionNote}`,
     },
     {
-      id: 'self-correction', label: 'self-correction', value: fixed(sc.rate, 3), n: sc.notCorrectFollowed,
-      definition: `P(correct at turn t+1 | not correct at turn t): of the turns not correct (wrong, no answer, timeout…) that another turn followed, the share `
-        + `followed by a correct one, over the newest ${sc.trajectories} completed trajectories (at most 5,000): ${sc.corrected} of ${sc.notCorrectFollowed}.`,
+      id: 'self-correction',
+      label: 'self-correction',
+      value: fixed(sc.rate, 3),
+      n: sc.notCorrectFollowed,
+      definition:
+        `P(correct at turn t+1 | not correct at turn t): of the turns not correct (wrong, no answer, timeout…) that another turn followed, the share ` +
+        `followed by a correct one, over the newest ${sc.trajectories} completed trajectories (at most 5,000): ${sc.corrected} of ${sc.notCorrectFollowed}.`,
     },
     {
-      id: 'tokens-per-second', label: 'tokens/s (last minute)', value: numberText(counters.recentTokensPerSecond), counter: 'recentTokensPerSecond',
+      id: 'tokens-per-second',
+      label: 'tokens/s (last minute)',
+      value: numberText(counters.recentTokensPerSecond),
+      counter: 'recentTokensPerSecond',
       definition: 'Output tokens of trajectories stored in the last minute, per second (kept current while the page is open).',
     },
   ];
-  return html`<div class="headline" id="headline">${items.map((item) => html`<div class="headline-item" id="headline-${item.id}" title="${item.definition}">
+  return html`<div class="headline" id="headline">${items.map(
+    (item) => html`<div class="headline-item" id="headline-${item.id}" title="${item.definition}">
 <span class="label">${item.label}</span><b ${item.counter ? html`data-counter="${item.counter}"` : ''}>${item.value}</b>
-${changeText(item.change)}${item.n !== undefined ? html`<span class="muted n">n=${item.n}</span>` : ''}</div>`)}</div>`;
+${changeText(item.change)}${item.n !== undefined ? html`<span class="muted n">n=${item.n}</span>` : ''}</div>`,
+  )}</div>`;
 }
 
 function delta(now: number | undefined, then: number | undefined): number | null {

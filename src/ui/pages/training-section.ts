@@ -25,10 +25,11 @@ ${training.eta === null && training.steps.length === 0 ? '' : stepsPart(training
 }
 
 function stepsPart({ eta, steps }: RunTraining, charts: readonly ChartSpec[]): Html {
-  const summary = steps.length === 0
-    ? html`<p class="muted" id="no-training-steps">No training steps recorded for this run. A trainer records one per optimiser step with
+  const summary =
+    steps.length === 0
+      ? html`<p class="muted" id="no-training-steps">No training steps recorded for this run. A trainer records one per optimiser step with
  <code>record_training_step</code> (Python) or <code>recordTrainingStep</code> (TypeScript): see docs/training-steps.md.</p>`
-    : html`<p class="muted">${steps.length} steps${eta === null ? '' : `, η = ${eta}`}; parity bounds: mean |Δ| ≤ ${PARITY_BOUNDS.meanAbs},
+      : html`<p class="muted">${steps.length} steps${eta === null ? '' : `, η = ${eta}`}; parity bounds: mean |Δ| ≤ ${PARITY_BOUNDS.meanAbs},
  p99 |Δ| ≤ ${PARITY_BOUNDS.p99Abs} nats.</p>`;
   return html`<h2>Training steps</h2>
 ${summary}
@@ -41,22 +42,40 @@ function versionTable(versions: readonly VersionRewards[]): Html {
   const turns = Math.max(...versions.map((v) => v.byTurn.length));
   return html`<table id="version-rewards"><tr><th>policy version</th><th>trajectories</th><th>mean reward per turn r̄</th><th>mean return R₀</th><th>correct at any turn</th>
 ${Array.from({ length: turns }, (_, t) => html`<th>turn ${t + 1} success</th>`)}<th>versions spanned (mean / max)</th><th>straddling</th></tr>
-${versions.map((v) => html`<tr data-version="${v.version}"><td class="num">${v.version}</td><td class="num">${v.trajectories}</td><td class="num">${fixed(v.meanReward, 3)}</td><td class="num">${fixed(v.meanReturn, 3)}</td>
+${versions.map(
+  (
+    v,
+  ) => html`<tr data-version="${v.version}"><td class="num">${v.version}</td><td class="num">${v.trajectories}</td><td class="num">${fixed(v.meanReward, 3)}</td><td class="num">${fixed(v.meanReturn, 3)}</td>
 <td class="num">${percent(v.anySuccess)}</td>${Array.from({ length: turns }, (_, t) => html`<td class="num">${percent(v.byTurn.find((b) => b.turn === t)?.successRate)}</td>`)}
-<td class="num">${fixed(v.meanSpan, 2)} / ${v.maxSpan}</td><td class="num">${percent(v.straddling)}</td></tr>`)}</table>`;
+<td class="num">${fixed(v.meanSpan, 2)} / ${v.maxSpan}</td><td class="num">${percent(v.straddling)}</td></tr>`,
+)}</table>`;
 }
 
 const STEP_COLUMNS: readonly [string, string][] = [
-  ['mean_reward', 'mean reward'], ['loss', 'loss'], ['parity_mean_abs', 'mean |Δ|'], ['parity_p99_abs', 'p99 |Δ|'], ['parity_max_abs', 'max |Δ|'],
-  ['ratio_outside', 'ratio outside'], ['version_lag_mean', 'mean lag'], ['version_lag_max', 'max lag'], ['eta', 'η'], ['tokens', 'tokens'],
-  ['trajectories', 'trajectories'], ['step_seconds', 'seconds'],
+  ['mean_reward', 'mean reward'],
+  ['loss', 'loss'],
+  ['parity_mean_abs', 'mean |Δ|'],
+  ['parity_p99_abs', 'p99 |Δ|'],
+  ['parity_max_abs', 'max |Δ|'],
+  ['ratio_outside', 'ratio outside'],
+  ['version_lag_mean', 'mean lag'],
+  ['version_lag_max', 'max lag'],
+  ['eta', 'η'],
+  ['tokens', 'tokens'],
+  ['trajectories', 'trajectories'],
+  ['step_seconds', 'seconds'],
 ];
 
 function stepTable(steps: readonly TrainingStep[], eta: number | null): Html {
   return html`<table id="training-steps"><tr><th>step</th><th>policy version</th>${STEP_COLUMNS.map(([, label]) => html`<th>${label}</th>`)}<th>other</th></tr>
-${steps.map((s) => html`<tr data-step="${s.step}"><td class="num">${s.step}</td><td class="num">${s.policyVersion}</td>
+${steps.map(
+  (s) => html`<tr data-step="${s.step}"><td class="num">${s.step}</td><td class="num">${s.policyVersion}</td>
 ${STEP_COLUMNS.map(([name]) => html`<td class="num ${outOfBounds(name, s, eta) ? 'flag' : ''}" data-metric="${name}">${metricText(s.metrics[name])}</td>`)}
-<td>${Object.entries(s.metrics).filter(([name]) => !(TRAINING_METRICS as readonly string[]).includes(name)).map(([name, value]) => `${name} ${metricText(value)}`).join(', ')}</td></tr>`)}</table>`;
+<td>${Object.entries(s.metrics)
+    .filter(([name]) => !(TRAINING_METRICS as readonly string[]).includes(name))
+    .map(([name, value]) => `${name} ${metricText(value)}`)
+    .join(', ')}</td></tr>`,
+)}</table>`;
 }
 
 /** Flags a parity figure over its bound, and a maximum lag over η (as reported at the step, else the run's). */

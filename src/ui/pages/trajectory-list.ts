@@ -1,5 +1,13 @@
 import { html } from 'hono/html';
-import { PAGE_SIZE, type ListTotal, type SortKey, type TrajectoryFilter, type TrajectoryListEntry, type TrajectoryOrder, type TrajectoryPage } from '../../store/read/trajectory-search.js';
+import {
+  PAGE_SIZE,
+  type ListTotal,
+  type SortKey,
+  type TrajectoryFilter,
+  type TrajectoryListEntry,
+  type TrajectoryOrder,
+  type TrajectoryPage,
+} from '../../store/read/trajectory-search.js';
 import { DOWNLOAD_ROWS } from '../trajectory-csv.js';
 import { embedded, fixed, groupHref, groupOf, runHref, trajectoryHref, type Html } from '../layout.js';
 
@@ -33,13 +41,18 @@ const VERDICT_WORD = /^[A-Za-z][\w.-]{0,63}$/;
 export function parseListQuery(runId: string, query: Record<string, string>): ListQuery {
   const version = query.policyVersion ? Number(query.policyVersion) : undefined;
   const filter: TrajectoryFilter = {
-    runId, qid: query.qid || undefined, qidContains: query.qidContains || undefined, failureType: query.failureType || undefined,
+    runId,
+    qid: query.qid || undefined,
+    qidContains: query.qidContains || undefined,
+    failureType: query.failureType || undefined,
     verdict: query.verdict ? (VERDICT_WORD.test(query.verdict) ? query.verdict : UNKNOWN_VERDICT) : undefined,
-    status: (STATUSES as readonly string[]).includes(query.status ?? '') ? query.status as TrajectoryFilter['status'] : undefined,
+    status: (STATUSES as readonly string[]).includes(query.status ?? '') ? (query.status as TrajectoryFilter['status']) : undefined,
     policyVersion: version !== undefined && Number.isInteger(version) ? version : undefined,
-    stale: query.stale === '1' || undefined, truncated: query.truncated === '1' || undefined, correctThenWrong: query.correctThenWrong === '1' || undefined,
+    stale: query.stale === '1' || undefined,
+    truncated: query.truncated === '1' || undefined,
+    correctThenWrong: query.correctThenWrong === '1' || undefined,
   };
-  const sort = (SORTS as readonly string[]).includes(query.sort ?? '') ? query.sort as SortKey : 'finished';
+  const sort = (SORTS as readonly string[]).includes(query.sort ?? '') ? (query.sort as SortKey) : 'finished';
   return { filter, order: { sort, direction: query.dir === 'asc' ? 'asc' : 'desc' }, ...(query.after ? { after: query.after } : {}) };
 }
 
@@ -49,8 +62,14 @@ export function listSearch({ filter, order, after }: ListQuery): string {
   const set = (name: string, value: string | number | boolean | undefined) => {
     if (value !== undefined && value !== '' && value !== false) params.set(name, value === true ? '1' : String(value));
   };
-  set('qid', filter.qid); set('qidContains', filter.qidContains); set('verdict', filter.verdict); set('status', filter.status);
-  set('failureType', filter.failureType); set('policyVersion', filter.policyVersion); set('stale', filter.stale); set('truncated', filter.truncated);
+  set('qid', filter.qid);
+  set('qidContains', filter.qidContains);
+  set('verdict', filter.verdict);
+  set('status', filter.status);
+  set('failureType', filter.failureType);
+  set('policyVersion', filter.policyVersion);
+  set('stale', filter.stale);
+  set('truncated', filter.truncated);
   set('correctThenWrong', filter.correctThenWrong);
   if (order.sort !== 'finished') set('sort', order.sort);
   if (order.direction !== 'desc') set('dir', order.direction);
@@ -93,13 +112,21 @@ export function trajectoryRows(runId: string, query: ListQuery, page: Trajectory
     const href = `${runHref(runId)}${listSearch({ filter: query.filter, order: { sort, direction } })}`;
     return html`<th data-sort="${sort}"><a href="${href}">${label}</a>${current ? (order.direction === 'desc' ? ' ▼' : ' ▲') : ''}</th>`;
   };
-  const table = (id: string, entries: TrajectoryListEntry[], sortable: boolean) => html`<table id="${id}"><tr>${header('trajectory')}${header('group')}${header('qid')}${header('status')}
+  const table = (
+    id: string,
+    entries: TrajectoryListEntry[],
+    sortable: boolean,
+  ) => html`<table id="${id}"><tr>${header('trajectory')}${header('group')}${header('qid')}${header('status')}
 ${header('turns', sortable ? 'turns' : undefined)}${Array.from({ length: turns }, (_, t) => html`<th class="turn-col">t${t + 1}</th>`)}
 ${header('correct turns', sortable ? 'successes' : undefined)}${header('return R₀', sortable ? 'reward' : undefined)}${header('output tokens', sortable ? 'outputTokens' : undefined)}
 ${header('staleness')}${header('failure')}${header('finished', sortable ? 'finished' : undefined)}</tr>
 ${entries.map((t) => row(t, turns))}</table>`;
-  return html`${running.count > 0 ? html`<h3>Running now (<span id="running-count">${running.count}</span>${running.count > running.entries.length ? html`, newest ${running.entries.length} shown` : ''})</h3>
-${table('running-trajectories', running.entries, false)}` : ''}
+  return html`${
+    running.count > 0
+      ? html`<h3>Running now (<span id="running-count">${running.count}</span>${running.count > running.entries.length ? html`, newest ${running.entries.length} shown` : ''})</h3>
+${table('running-trajectories', running.entries, false)}`
+      : ''
+  }
 <p>Stored: <b id="trajectory-total" data-exact="${String(page.total.exact)}">${total}</b> ${totalNote(page.total)}
  · <a id="download" href="${runHref(runId)}/trajectories.csv${listSearch({ ...query, after: undefined })}" title="These filters and this order, as CSV: at most ${DOWNLOAD_ROWS} rows">download CSV</a>
  · sorted by ${order.sort} ${order.direction === 'desc' ? 'descending' : 'ascending'} · ${PAGE_SIZE} a page, stable while new rows arrive</p>

@@ -28,12 +28,20 @@ export function trajectoryPage(details: TrajectoryDetails): Html {
 ${agreementLine(details)}
 ${endLine(details)}
 ${view.status === 'unknown' ? '' : workflowPanel(details.workflow, details.temporalUrl)}
-${details.problem ? html`<h2>Problem</h2><pre id="problem">
-${details.problem.problem}</pre>${goldLine(details.problem.gold)}` : ''}
+${
+  details.problem
+    ? html`<h2>Problem</h2><pre id="problem">
+${details.problem.problem}</pre>${goldLine(details.problem.gold)}`
+    : ''
+}
 <details><summary>Rendered prompt (${view.promptIds.length} tokens)</summary><pre>${details.promptText}</pre></details>
 ${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!, view, t))}
-${view.generating ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)</h3>
-<pre>${details.generatingText}</pre>${versionStrip(view.generating.versions)}</div>` : ''}
+${
+  view.generating
+    ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)</h3>
+<pre>${details.generatingText}</pre>${versionStrip(view.generating.versions)}</div>`
+    : ''
+}
 ${details.live ? html`<p class="muted" id="live-phase">Workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}</p>` : ''}`;
   return page(`Trajectory ${id}`, body, final ? '' : pollScript(details));
 }
@@ -67,9 +75,17 @@ function workflowPanel(workflow: WorkflowDescription, temporalUrl: string | null
 <p>run id <code id="workflow-run-id">${workflow.runId}</code> · started ${workflow.startTime?.toISOString() ?? '–'}
  ${workflow.closeTime ? html` · closed ${workflow.closeTime.toISOString()}` : ''} · ${workflow.historyLength ?? '–'} history events
  ${temporalUrl ? html` · <a href="${temporalUrl}" target="_blank" rel="noreferrer">history in Temporal UI</a>` : ''}</p>
-${workflow.pendingActivities.length > 0 ? html`<table id="pending-activities"><tr><th>activity</th><th>state</th><th>attempt</th><th>last failure</th></tr>
-${workflow.pendingActivities.map((a) => html`<tr><td>${a.activityType}</td><td>${a.state}</td><td class="num">${a.attempt}${a.maximumAttempts > 0 ? ` of ${a.maximumAttempts}` : ''}</td>
-<td>${a.lastFailure ?? ''}</td></tr>`)}</table>` : ''}</details>`;
+${
+  workflow.pendingActivities.length > 0
+    ? html`<table id="pending-activities"><tr><th>activity</th><th>state</th><th>attempt</th><th>last failure</th></tr>
+${workflow.pendingActivities.map(
+  (
+    a,
+  ) => html`<tr><td>${a.activityType}</td><td>${a.state}</td><td class="num">${a.attempt}${a.maximumAttempts > 0 ? ` of ${a.maximumAttempts}` : ''}</td>
+<td>${a.lastFailure ?? ''}</td></tr>`,
+)}</table>`
+    : ''
+}</details>`;
 }
 
 /** Gold answers; a code task's (a program, a test's output) keep their lines. */
@@ -99,7 +115,8 @@ function environmentPart(view: TrajectoryView, known: boolean): Html | string {
 
 /** A red flag when Temporal and the row tell different stories now, or did when the controller's sweep compared them. */
 function agreementLine({ agreement, recordedDisagreements }: TrajectoryDetails): Html | string {
-  if (agreement.verdict === 'disagree') return html`<p class="flag" id="status-disagreement">Temporal and Postgres disagree: ${agreement.reason}.</p>`;
+  if (agreement.verdict === 'disagree')
+    return html`<p class="flag" id="status-disagreement">Temporal and Postgres disagree: ${agreement.reason}.</p>`;
   const recorded = recordedDisagreements.at(-1);
   if (!recorded) return '';
   return html`<p class="flag" id="status-disagreement">Temporal and Postgres disagreed when the admission controller compared them
@@ -131,8 +148,10 @@ function unknownLine(temporalStatus: string): Html {
     return html`<p class="flag" id="unknown-trajectory">No such trajectory: Postgres has no rows for this id and Temporal has no workflow with it.
  <a href="/search">Search</a> for a run, group or qid instead.</p>`;
   }
-  if (temporalStatus === 'Running') return html`<p id="unknown-trajectory">Its workflow has started; Postgres has nothing yet (the prompt is not stored yet).</p>`;
-  if (CLOSED.has(temporalStatus)) return html`<p class="flag" id="unknown-trajectory">Its workflow is ${temporalStatus}, yet Postgres has no rows for it.</p>`;
+  if (temporalStatus === 'Running')
+    return html`<p id="unknown-trajectory">Its workflow has started; Postgres has nothing yet (the prompt is not stored yet).</p>`;
+  if (CLOSED.has(temporalStatus))
+    return html`<p class="flag" id="unknown-trajectory">Its workflow is ${temporalStatus}, yet Postgres has no rows for it.</p>`;
   return html`<p class="flag" id="unknown-trajectory">Unknown trajectory: Postgres has no rows for this id, and Temporal is ${temporalStatus}, so whether
  it was submitted cannot be checked. <span id="poll-state">Checking again every 3 s for ${UNKNOWN_POLL_MS / 60_000} minutes.</span></p>`;
 }
@@ -148,8 +167,12 @@ function turnSection(id: string, turn: TurnView, answer: AnswerParts, view: Traj
 ${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning (&lt;think&gt;, ${answer.reasoning.length} characters)</summary><pre>${answer.reasoning}</pre></details>` : ''}
 <pre class="answer">
 ${answer.answer}</pre>
-${turn.extractedAnswer?.includes('\n') ? html`<p>Extracted answer (the code that ran):</p><pre class="extracted">
-${turn.extractedAnswer}</pre>` : html`<p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>`}
+${
+  turn.extractedAnswer?.includes('\n')
+    ? html`<p>Extracted answer (the code that ran):</p><pre class="extracted">
+${turn.extractedAnswer}</pre>`
+    : html`<p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>`
+}
 ${turn.verdictDetail ? detailSection(turn.verdictDetail) : ''}
 ${observationsSection(turn, feedbackLabel(view, t, turn.observations === null ? 'Feedback' : 'Observations'))}
 ${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
@@ -167,6 +190,10 @@ function serverText(turn: TurnView): Html | string {
 function detailSection(detail: string): Html {
   const parts = verdictDetailParts(detail);
   return html`<div class="verdict-detail"><p>Judge${parts.test ? html`: <b class="failed-test">${parts.test}</b>` : ''}</p>
-${parts.expected !== null ? html`<table class="expected-actual"><tr><th>expected</th><th>actual</th></tr><tr><td><pre class="expected">${parts.expected}</pre></td>
-<td><pre class="actual">${parts.actual}</pre></td></tr></table>` : html`<pre class="judge-text">${parts.text}</pre>`}</div>`;
+${
+  parts.expected !== null
+    ? html`<table class="expected-actual"><tr><th>expected</th><th>actual</th></tr><tr><td><pre class="expected">${parts.expected}</pre></td>
+<td><pre class="actual">${parts.actual}</pre></td></tr></table>`
+    : html`<pre class="judge-text">${parts.text}</pre>`
+}</div>`;
 }

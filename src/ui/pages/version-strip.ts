@@ -17,7 +17,12 @@ export function versionStrip(versions: readonly number[]): Html {
     if (last && last.version === version) last.length++;
     else runs.push({ version, length: 1 });
   }
-  const segments = runs.map((run) => `<span style="flex-grow:${run.length};background:${versionColour(run.version)}" title="v${run.version} × ${run.length} tokens" data-version="${run.version}"></span>`).join('');
+  const segments = runs
+    .map(
+      (run) =>
+        `<span style="flex-grow:${run.length};background:${versionColour(run.version)}" title="v${run.version} × ${run.length} tokens" data-version="${run.version}"></span>`,
+    )
+    .join('');
   const legend = [...new Set(versions)].map((v) => `<span style="background:${versionColour(v)}"></span>v${v}`).join(' ');
   return html`<div class="strip" data-tokens="${versions.length}">${raw(segments)}</div><div class="legend muted">${raw(legend)}</div>`;
 }

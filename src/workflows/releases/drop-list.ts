@@ -28,8 +28,10 @@ export interface CompatibilityMeasure {
  * starts a new run on the release then deployed, so a workflow id can be older than its run.
  */
 function noRunStartedBefore(n: number): string {
-  return `no trajectory run started before release ${n}'s CPU workers replaced the earlier ones is open: `
-    + `\`temporal workflow count --query 'WorkflowType="trajectory" AND ExecutionStatus="Running" AND StartTime < "<release ${n} deploy time>"'\` is 0`;
+  return (
+    `no trajectory run started before release ${n}'s CPU workers replaced the earlier ones is open: ` +
+    `\`temporal workflow count --query 'WorkflowType="trajectory" AND ExecutionStatus="Running" AND StartTime < "<release ${n} deploy time>"'\` is 0`
+  );
 }
 
 /** The deletion itself: `deprecatePatch(id)` in one release, then the branch and the call removed in the next. */
@@ -48,7 +50,8 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
     id: Patch.AdmissionBackoff,
     patch: true,
     introducedIn: 2,
-    keepsWorking: 'runs queued under release 1 (fixed re-check interval, no continue-as-new); checked at every re-check, so such a run switches at its first re-check on a later release',
+    keepsWorking:
+      'runs queued under release 1 (fixed re-check interval, no continue-as-new); checked at every re-check, so such a run switches at its first re-check on a later release',
     keepsAlive: ['src/workflows/admission-gate.ts: awaitAdmission, the fixed-interval branch (`schedule.firstSeconds` when not patched)'],
     dropWhen: `${noRunStartedBefore(2)}, and ${Patch.LocalSteps} dropped (release-two.ts calls awaitAdmission); ${PATCH_REMOVAL}`,
   },
@@ -61,12 +64,13 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
       'src/workflows/releases/release-two.ts: releaseTwoTrajectory (the whole module, frozen)',
       'src/workflows/trajectory.ts: trajectory, the `!patched(Patch.LocalSteps)` dispatch to release-two.ts',
       'src/activities/releases/index.ts: releaseTwoActivities, registered by createCpuActivities (src/activities/index.ts)',
-      'src/activities/releases/verify.ts: verify (release 2\'s separate verify step)',
-      'src/activities/releases/append-feedback.ts: appendFeedback (release 2\'s separate feedback step)',
+      "src/activities/releases/verify.ts: verify (release 2's separate verify step)",
+      "src/activities/releases/append-feedback.ts: appendFeedback (release 2's separate feedback step)",
       'src/workflows/trajectory-state.ts: TrajectoryState, phase `feedback` and the release-2 meaning of `turn`',
     ],
-    dropWhen: `${noRunStartedBefore(3)}; ${PATCH_REMOVAL}. The replay histories of releases 1-2 (test/replay/histories/ without r3/r4 prefix) and `
-      + 'the deploy test over r1/r2 go with it (their manifest entries in test/frozen/frozen-artefacts.json are removed in the same change)',
+    dropWhen:
+      `${noRunStartedBefore(3)}; ${PATCH_REMOVAL}. The replay histories of releases 1-2 (test/replay/histories/ without r3/r4 prefix) and ` +
+      'the deploy test over r1/r2 go with it (their manifest entries in test/frozen/frozen-artefacts.json are removed in the same change)',
   },
   {
     id: Patch.StoredOutcome,
@@ -83,7 +87,8 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
     id: Patch.Environments,
     patch: true,
     introducedIn: 5,
-    keepsWorking: 'runs started by releases 3-4: the math or code loop of the seed, judged by success alone (no environment, no `done`, rewards from success)',
+    keepsWorking:
+      'runs started by releases 3-4: the math or code loop of the seed, judged by success alone (no environment, no `done`, rewards from success)',
     keepsAlive: [
       'src/workflows/episode.ts: seedSteps, the tokenizePrompt and environmentStep calls without an environment',
       'src/workflows/trajectory.ts: shapedRewards, shapeReward for turns recorded without a reward',
@@ -104,7 +109,8 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
     id: Patch.BoundedEnvironments,
     patch: true,
     introducedIn: 6,
-    keepsWorking: 'runs started by release 5: environment code unbounded (retried without end in-process, five attempts of 300 s on its own worker), a timeout typed WorkerLost, an unserved environment waited on',
+    keepsWorking:
+      'runs started by release 5: environment code unbounded (retried without end in-process, five attempts of 300 s on its own worker), a timeout typed WorkerLost, an unserved environment waited on',
     keepsAlive: [
       'src/workflows/episode.ts: inProcessSteps, the cpu or sandboxed steps when `bounds` is undefined',
       'src/workflows/activity-presets.ts: remoteEnvironmentRelease5',
@@ -137,11 +143,12 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
     id: 'temperature-only-sampling',
     patch: false,
     introducedIn: 4,
-    keepsWorking: 'GPU workers of releases 1-3 (they read only `temperature`), and runs of releases 1-3 (options resolved and generate inputs recorded without the other sampling parameters)',
+    keepsWorking:
+      'GPU workers of releases 1-3 (they read only `temperature`), and runs of releases 1-3 (options resolved and generate inputs recorded without the other sampling parameters)',
     keepsAlive: [
       'src/activities/generate.ts: GenerateInput.temperature, and `samplingOf({ temperature })` when `sampling` is absent',
       'src/workflows/trajectory.ts: trajectory, `temperature` sent beside `sampling`',
-      'src/trajectory/sampling.ts: samplingOf, the seed\'s values for parameters an earlier release did not resolve',
+      "src/trajectory/sampling.ts: samplingOf, the seed's values for parameters an earlier release did not resolve",
       'src/store/write/trajectory-store.ts: CompletedTrajectory.sampling optional (columns left NULL)',
     ],
     dropWhen: `every GPU worker runs release 4 or later (for \`temperature\`), and ${noRunStartedBefore(4)} (for the fallbacks)`,

@@ -26,6 +26,10 @@ export async function startApiKeyGate(target: string, expected: string) {
     port,
     url: `http://127.0.0.1:${port}`,
     seen,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -16,18 +16,21 @@ export type Handler = (request: http.IncomingMessage, body: unknown, response: h
 /** Starts an HTTP server on an ephemeral port; `close` also cuts open streams. */
 export async function listen(handler: Handler): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
-    void readJson(request).then((body) => handler(request, body, response)).catch((error: Error) => {
-      if (!response.headersSent) sendJson(response, 500, { error: { message: error.message } });
-    });
+    void readJson(request)
+      .then((body) => handler(request, body, response))
+      .catch((error: Error) => {
+        if (!response.headersSent) sendJson(response, 500, { error: { message: error.message } });
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -63,7 +66,12 @@ export function pause(ms: number, response: http.ServerResponse, signal: AbortSi
 }
 
 /** A deterministic "model": output ids derived from the prompt, ending in `eos` when they fit. */
-export function fakeOutput(prompt: readonly number[], length: number, maxNewTokens: number, eos: number): { ids: number[]; logprobs: number[]; finish: 'stop' | 'length' } {
+export function fakeOutput(
+  prompt: readonly number[],
+  length: number,
+  maxNewTokens: number,
+  eos: number,
+): { ids: number[]; logprobs: number[]; finish: 'stop' | 'length' } {
   const seed = prompt.reduce((sum, id) => sum + id, 0);
   const full = [...Array.from({ length: length - 1 }, (_, i) => 1000 + ((seed + i * 31) % 5000)), eos];
   const ids = full.slice(0, maxNewTokens);

@@ -35,17 +35,19 @@ export const FAKE_VLLM_MODEL = 'Qwen/Qwen3-0.6B';
 export const FAKE_VLLM_EOS = 151645;
 
 // CompletionRequest: model and prompt are required; prompt may be text or token ids (one list or a batch).
-const completionBody = z.object({
-  model: z.string(),
-  prompt: z.union([z.string(), z.array(z.string()), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int()))]),
-  max_tokens: z.number().int().positive().nullish(),
-  temperature: z.number().min(0).nullish(),
-  logprobs: z.number().int().min(0).nullish(),
-  return_tokens_as_token_ids: z.boolean().nullish(),
-  stream: z.boolean().nullish(),
-  prompt_logprobs: z.number().int().min(0).nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
-}).passthrough();
+const completionBody = z
+  .object({
+    model: z.string(),
+    prompt: z.union([z.string(), z.array(z.string()), z.array(z.number().int().nonnegative()).min(1), z.array(z.array(z.number().int()))]),
+    max_tokens: z.number().int().positive().nullish(),
+    temperature: z.number().min(0).nullish(),
+    logprobs: z.number().int().min(0).nullish(),
+    return_tokens_as_token_ids: z.boolean().nullish(),
+    stream: z.boolean().nullish(),
+    prompt_logprobs: z.number().int().min(0).nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() }).nullish(),
+  })
+  .passthrough();
 const rpcBody = z.object({ method: z.string(), args: z.array(z.string()).default([]), kwargs: z.record(z.string(), z.string()).default({}) });
 
 export async function startFakeVllm(options: FakeVllmOptions = {}) {
@@ -67,7 +69,10 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     const [path, query = ''] = (request.url ?? '').split('?');
     if (request.method === 'GET' && path === '/health') return void response.writeHead(200).end();
     if (request.method === 'GET' && path === '/v1/models') {
-      return sendJson(response, 200, { object: 'list', data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', root: model, parent: null, max_model_len: maxModelLen, permission: [] }] });
+      return sendJson(response, 200, {
+        object: 'list',
+        data: [{ id: model, object: 'model', created: 0, owned_by: 'vllm', root: model, parent: null, max_model_len: maxModelLen, permission: [] }],
+      });
     }
     if (request.method === 'POST' && path === '/v1/completions') return complete(request, body, response);
     if (request.method === 'GET' && options.devMode !== false && path === '/weight_info') {
@@ -90,15 +95,27 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
       rpcCalls.push(parsed.data);
       // A real vLLM's reload_weights without weights_path fails in the worker (HTTP 500).
       if (parsed.data.method === 'reload_weights' && !parsed.data.kwargs['weights_path']) {
-        return error(response, 500, 'InternalServerError', 'Call to collective_rpc method failed: Worker failed with error \'no weights_path\'');
+        return error(response, 500, 'InternalServerError', "Call to collective_rpc method failed: Worker failed with error 'no weights_path'");
       }
       if (parsed.data.method === 'ratchet_reload_weights') {
-        if (!options.workerExtension) return error(response, 500, 'InternalServerError', "Call to collective_rpc method failed: Worker failed with error ''CPUWorker' object has no attribute 'ratchet_reload_weights'', please check the stack trace above for the root cause");
+        if (!options.workerExtension)
+          return error(
+            response,
+            500,
+            'InternalServerError',
+            "Call to collective_rpc method failed: Worker failed with error ''CPUWorker' object has no attribute 'ratchet_reload_weights'', please check the stack trace above for the root cause",
+          );
         if (parsed.data.kwargs['weights_path']?.includes('missing')) {
-          return error(response, 500, 'InternalServerError', `Call to collective_rpc method failed: Worker failed with error 'CheckpointRefused: ${parsed.data.kwargs['weights_path']}: not a readable directory', please check the stack trace above for the root cause`);
+          return error(
+            response,
+            500,
+            'InternalServerError',
+            `Call to collective_rpc method failed: Worker failed with error 'CheckpointRefused: ${parsed.data.kwargs['weights_path']}: not a readable directory', please check the stack trace above for the root cause`,
+          );
         }
       }
-      if (parsed.data.method === 'reload_weights' || parsed.data.method === 'ratchet_reload_weights') weights = parsed.data.kwargs['weights_path'] ?? weights;
+      if (parsed.data.method === 'reload_weights' || parsed.data.method === 'ratchet_reload_weights')
+        weights = parsed.data.kwargs['weights_path'] ?? weights;
       return sendJson(response, 200, { results: [null] });
     }
     sendJson(response, 404, { detail: 'Not Found' });
@@ -114,20 +131,38 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     if (completion.model !== model) return error(response, 404, 'NotFoundError', `The model \`${completion.model}\` does not exist.`);
     if (fault === 'error') return error(response, 500, 'InternalServerError', 'EngineCore encountered an issue.');
     const prompt = completion.prompt;
-    if (typeof prompt === 'string' || typeof prompt[0] !== 'number') return error(response, 400, 'BadRequestError', 'the fake serves one token-id prompt');
+    if (typeof prompt === 'string' || typeof prompt[0] !== 'number')
+      return error(response, 400, 'BadRequestError', 'the fake serves one token-id prompt');
     const promptIds = prompt as number[];
     // As vLLM 0.32 does: a prompt over the window is refused, max_tokens is capped to the room left (not refused).
     if (promptIds.length > maxModelLen) {
-      return error(response, 400, 'BadRequestError', `This model's maximum context length is ${maxModelLen} tokens. However, your prompt contains at least ${promptIds.length} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=${promptIds.length})`);
+      return error(
+        response,
+        400,
+        'BadRequestError',
+        `This model's maximum context length is ${maxModelLen} tokens. However, your prompt contains at least ${promptIds.length} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value=${promptIds.length})`,
+      );
     }
     const maxTokens = Math.min(completion.max_tokens ?? 16, maxModelLen - promptIds.length);
-    if (maxTokens < 1) return error(response, 400, 'BadRequestError', `max_tokens must be at least 1, got ${maxTokens}. (parameter=max_tokens, value=${maxTokens})`);
+    if (maxTokens < 1)
+      return error(response, 400, 'BadRequestError', `max_tokens must be at least 1, got ${maxTokens}. (parameter=max_tokens, value=${maxTokens})`);
     // Scoring a prompt (prompt_logprobs, not streamed): each position's {"<id>": {logprob}}, as vLLM answers it.
     if (!completion.stream && completion.prompt_logprobs !== null && completion.prompt_logprobs !== undefined) {
       const scored = fakePromptLogprobs(weights, promptIds);
       return sendJson(response, 200, {
-        id: requestId, object: 'text_completion', model,
-        choices: [{ index: 0, text: '', finish_reason: 'length', prompt_logprobs: scored.map((logprob, i) => (logprob === null ? null : { [String(promptIds[i])]: { logprob, rank: 1, decoded_token: '' } })) }],
+        id: requestId,
+        object: 'text_completion',
+        model,
+        choices: [
+          {
+            index: 0,
+            text: '',
+            finish_reason: 'length',
+            prompt_logprobs: scored.map((logprob, i) =>
+              logprob === null ? null : { [String(promptIds[i])]: { logprob, rank: 1, decoded_token: '' } },
+            ),
+          },
+        ],
       });
     }
     if (!completion.stream) return error(response, 400, 'BadRequestError', 'the fake only streams');
@@ -147,7 +182,11 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
   }
 
   async function stream(
-    response: http.ServerResponse, output: ReturnType<typeof fakeOutput>, completion: z.infer<typeof completionBody>, signal: AbortSignal, record: ServedRequest,
+    response: http.ServerResponse,
+    output: ReturnType<typeof fakeOutput>,
+    completion: z.infer<typeof completionBody>,
+    signal: AbortSignal,
+    record: ServedRequest,
     usage: { promptTokens: number; cachedTokens: number },
   ): Promise<ServedRequest['end']> {
     let sent = 0;
@@ -170,9 +209,16 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     // completion_stream_generator's final usage chunk: no choices, after the finish reason, before [DONE].
     if (completion.stream_options?.include_usage && !response.destroyed) {
       sendEvent(response, {
-        id: 'cmpl-fake', object: 'text_completion', created: 0, model, choices: [], system_fingerprint: 'vllm-fake',
+        id: 'cmpl-fake',
+        object: 'text_completion',
+        created: 0,
+        model,
+        choices: [],
+        system_fingerprint: 'vllm-fake',
         usage: {
-          prompt_tokens: usage.promptTokens, total_tokens: usage.promptTokens + sent, completion_tokens: sent,
+          prompt_tokens: usage.promptTokens,
+          total_tokens: usage.promptTokens + sent,
+          completion_tokens: sent,
           ...(options.promptTokensDetails ? { prompt_tokens_details: { cached_tokens: usage.cachedTokens } } : {}),
         },
       });
@@ -181,18 +227,40 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     return sent < output.ids.length ? 'abort' : output.finish;
   }
 
-  function chunk(output: ReturnType<typeof fakeOutput>, start: number, end: number, completion: z.infer<typeof completionBody>, finish: string | null): unknown {
+  function chunk(
+    output: ReturnType<typeof fakeOutput>,
+    start: number,
+    end: number,
+    completion: z.infer<typeof completionBody>,
+    finish: string | null,
+  ): unknown {
     const ids = output.ids.slice(start, end);
     const token = (id: number) => (completion.return_tokens_as_token_ids ? `token_id:${id}` : `<${id}>`);
-    const logprobs = completion.logprobs === null || completion.logprobs === undefined ? null : {
-      text_offset: ids.map((_, i) => i * 6),
-      token_logprobs: ids.map((_, i) => output.logprobs[start + i]),
-      tokens: ids.map(token),
-      top_logprobs: ids.map((id, i) => ({ [token(id)]: output.logprobs[start + i] })),
-    };
+    const logprobs =
+      completion.logprobs === null || completion.logprobs === undefined
+        ? null
+        : {
+            text_offset: ids.map((_, i) => i * 6),
+            token_logprobs: ids.map((_, i) => output.logprobs[start + i]),
+            tokens: ids.map(token),
+            top_logprobs: ids.map((id, i) => ({ [token(id)]: output.logprobs[start + i] })),
+          };
     return {
-      id: 'cmpl-fake', object: 'text_completion', created: 0, model,
-      choices: [{ index: 0, text: ids.map((id) => `<${id}>`).join(''), logprobs, finish_reason: finish, stop_reason: null, prompt_token_ids: null, token_ids: null }],
+      id: 'cmpl-fake',
+      object: 'text_completion',
+      created: 0,
+      model,
+      choices: [
+        {
+          index: 0,
+          text: ids.map((id) => `<${id}>`).join(''),
+          logprobs,
+          finish_reason: finish,
+          stop_reason: null,
+          prompt_token_ids: null,
+          token_ids: null,
+        },
+      ],
       ...(finish ? { system_fingerprint: 'vllm-fake' } : {}),
     };
   }
@@ -203,10 +271,16 @@ export async function startFakeVllm(options: FakeVllmOptions = {}) {
     served: (requestId: string) => served.get(requestId),
     rpcCalls: () => [...rpcCalls],
     devCalls: () => [...devCalls],
-    setFault: (next: FakeFault) => { fault = next; },
-    setModel: (next: string) => { model = next; },
+    setFault: (next: FakeFault) => {
+      fault = next;
+    },
+    setModel: (next: string) => {
+      model = next;
+    },
     /** What a restart on its start-up weights leaves: no version tag. */
-    forgetWeightVersion: () => { weightVersion = 'default'; },
+    forgetWeightVersion: () => {
+      weightVersion = 'default';
+    },
     close: server.close,
   };
 }

@@ -19,7 +19,11 @@ export class ScriptedBackend implements InferenceBackend {
   readonly url = 'http://scripted.invalid';
   readonly requests: StreamRequest[] = [];
 
-  constructor(private readonly answers: ScriptedAnswer[], readonly kind: 'sglang' | 'vllm' = 'sglang', private readonly weightTag?: string) {}
+  constructor(
+    private readonly answers: ScriptedAnswer[],
+    readonly kind: 'sglang' | 'vllm' = 'sglang',
+    private readonly weightTag?: string,
+  ) {}
 
   async generate(request: StreamRequest, onChunk: (chunk: TokenChunk) => void): Promise<StreamEnd> {
     const answer = this.answers[this.requests.length % this.answers.length]!;
@@ -27,7 +31,11 @@ export class ScriptedBackend implements InferenceBackend {
     const size = answer.chunk ?? answer.ids.length;
     for (let start = 0; start < answer.ids.length; start += size) {
       const ids = answer.ids.slice(start, start + size);
-      onChunk({ ids, logprobs: ids.map(() => answer.logprob ?? -0.5), ...(answer.weightVersion === undefined ? {} : { weightVersion: answer.weightVersion }) });
+      onChunk({
+        ids,
+        logprobs: ids.map(() => answer.logprob ?? -0.5),
+        ...(answer.weightVersion === undefined ? {} : { weightVersion: answer.weightVersion }),
+      });
     }
     return { finishReason: 'stop', ...(answer.cachedTokens === undefined ? {} : { cachedTokens: answer.cachedTokens }) };
   }

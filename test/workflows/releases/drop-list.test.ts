@@ -22,7 +22,8 @@ describe('the drop list of old releases', () => {
         const [file, what] = kept.split(': ', 2) as [string, string | undefined];
         const name = /[A-Za-z_]\w*/.exec(what ?? '')?.[0];
         if (!existsSync(`${root}${file}`)) missing.push(`${measure.id}: ${file} does not exist (moved? update src/workflows/releases/drop-list.ts)`);
-        else if (!name || !readFileSync(`${root}${file}`, 'utf8').includes(name)) missing.push(`${measure.id}: ${file} has no ${name ?? '(no name given)'}`);
+        else if (!name || !readFileSync(`${root}${file}`, 'utf8').includes(name))
+          missing.push(`${measure.id}: ${file} has no ${name ?? '(no name given)'}`);
       }
     }
     expect(missing).toEqual([]);
@@ -32,7 +33,12 @@ describe('the drop list of old releases', () => {
 describe('live code and old releases', () => {
   // What live code may take from the releases folders: the patch ids and the frozen loop (the workflow), the
   // registration of the old activities, the reading of an old heartbeat. Never the old activities themselves.
-  const ENTRY_POINTS = new Set(['workflows/releases/patches', 'workflows/releases/release-two', 'activities/releases/index', 'activities/releases/token-heartbeats']);
+  const ENTRY_POINTS = new Set([
+    'workflows/releases/patches',
+    'workflows/releases/release-two',
+    'activities/releases/index',
+    'activities/releases/token-heartbeats',
+  ]);
 
   it('reach the releases folders only through their entry points', () => {
     const src = path.join(root, 'src');
@@ -41,7 +47,11 @@ describe('live code and old releases', () => {
       const file = path.join(entry.parentPath, entry.name);
       if (!entry.isFile() || !file.endsWith('.ts') || file.split(path.sep).includes('releases')) continue;
       for (const [, specifier] of readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*(?:\/\*[^*]*\*\/\s*)?'([^']*\/releases\/[^']*)'/g)) {
-        const target = path.relative(src, path.resolve(path.dirname(file), specifier!)).replace(/\.js$/, '').split(path.sep).join('/');
+        const target = path
+          .relative(src, path.resolve(path.dirname(file), specifier!))
+          .replace(/\.js$/, '')
+          .split(path.sep)
+          .join('/');
         if (!ENTRY_POINTS.has(target)) borrowed.push(`${path.relative(root, file)} imports ${specifier}`);
       }
     }
