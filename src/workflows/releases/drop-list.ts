@@ -7,7 +7,7 @@ import { Patch } from './patches.js';
  *
  * Releases are counted by the workflow: 1 grouped admission, 2 request schema + admission back-off, 3 local steps,
  * 4 stored outcome, 5 environments + turn affinity, 6 bounded environments and the episode built from parts
- * (frozen in test/deploy/workflow-releases/r1-…/r5-…).
+ * (frozen in test/deploy/workflow-releases/r1-…/r6-…).
  */
 export interface CompatibilityMeasure {
   /** The patch id in `Patch`, or a name for a measure kept without a patch (an activity's input, a heartbeat). */
