@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
-// The proto package is CommonJS: under plain Node its named exports are not found (vitest alone would hide that).
-import proto from '@temporalio/proto';
+import { activityQueuePolled } from '../temporal/task-queue-pollers.js';
 import {
   environmentNameOf,
   environmentSeed,
@@ -11,8 +10,6 @@ import {
 import { resolveRolloutOptions, type RolloutOptions } from '../trajectory/options.js';
 import { validateTrajectoryRequest } from '../trajectory/request.js';
 import { resolveTrajectoryTimeouts, type ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
-
-const { temporal } = proto;
 
 export interface CheckRequestInput {
   request: unknown;
@@ -66,12 +63,8 @@ async function unservedReason(name: string, taskQueue: string, environments: Env
   } catch {
     return undefined;
   }
-  const { pollers } = await context.client.workflowService.describeTaskQueue({
-    namespace: context.info.workflowNamespace,
-    taskQueue: { name: taskQueue },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-  });
-  return (pollers?.length ?? 0) > 0 ? undefined : unknownEnvironment(name, environments).message;
+  const polled = await activityQueuePolled(context.client, taskQueue, context.info.workflowNamespace);
+  return polled ? undefined : unknownEnvironment(name, environments).message;
 }
 
 function checkedRequest(input: CheckRequestInput, uiUrl: string | undefined, environments: EnvironmentSet): CheckedRequest {

@@ -1,9 +1,6 @@
 import type { Client } from '@temporalio/client';
-// The proto package is CommonJS: under plain Node its named exports are not found (vitest alone would hide that).
-import proto from '@temporalio/proto';
+import { activityQueuePolled } from '../temporal/task-queue-pollers.js';
 import { environmentTaskQueue } from '../environments/environment-set.js';
-
-const { temporal } = proto;
 
 /** Names a submission uses that nothing will run: no worker here runs them, and no worker polls their task queue. */
 export class UnservedEnvironments extends Error {
@@ -29,12 +26,7 @@ export async function checkEnvironmentsServed(client: Client, requested: Iterabl
   const names = [...new Set(requested)].filter((name) => !local.includes(name));
   const unserved: string[] = [];
   for (const name of names) {
-    const { pollers } = await client.workflowService.describeTaskQueue({
-      namespace: client.options.namespace,
-      taskQueue: { name: environmentTaskQueue(name) },
-      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    });
-    if ((pollers?.length ?? 0) === 0) unserved.push(name);
+    if (!(await activityQueuePolled(client, environmentTaskQueue(name)))) unserved.push(name);
   }
   if (unserved.length > 0) throw new UnservedEnvironments(unserved, local);
 }
