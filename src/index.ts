@@ -32,3 +32,23 @@ export {
   type StepResult,
   type TurnAction,
 } from './environments/environment.js';
+export { functionTool, toolSet, ToolDefinitionError, type JsonSchema, type ToolDefinition, type ToolSet } from './tokens/tool-definitions.js';
+export type { CallText, ToolCallFormat, ToolCallText, ToolChatMessage, ToolResult } from './tokens/tool-call-format.js';
+export {
+  registeredToolCallFormats,
+  registerToolCallFormat,
+  toolCallFormatForTemplate,
+  toolCallFormatOf,
+  UnknownToolCallFormatError,
+} from './tokens/tool-call-formats.js';
+export { hermesToolCalls } from './tokens/hermes-tool-calls.js';
+export { llama3JsonToolCalls } from './tokens/llama3-tool-calls.js';
+export {
+  parseToolCallTurn,
+  parseTurnOutput,
+  type MalformedToolCall,
+  type MalformedToolCallKind,
+  type ToolCall,
+  type ToolCallTurn,
+} from './tokens/tool-call-turn.js';
+export { assistantToolCallMessage, MissingToolResultError, toolPromptIds, toolResultMessages, toolResultTokens } from './tokens/tool-messages.js';

@@ -3,18 +3,29 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { Template } from '@huggingface/jinja';
+import type { ToolDefinition } from './tool-definitions.js';
 
 /** A model's tokenizer and chat template, loaded from an HF model directory. */
 export interface ModelTokenizer {
   readonly directory: string;
   readonly eosToken: string;
   readonly eosTokenId: number;
+  /** The Jinja chat template from tokenizer_config.json, as written (tool-call-formats.ts reads the family from it). */
+  readonly chatTemplate: string;
   encode(text: string): number[];
   /** Decodes without special tokens, as the seed does for answer text. */
   decodeText(ids: readonly number[]): string;
   /** Decodes everything, special tokens included, for comparing with a rendered chat. */
   decodeAll(ids: readonly number[]): string;
-  renderChat(messages: readonly ChatMessage[], addGenerationPrompt: boolean): string;
+  renderChat(messages: readonly ChatMessage[], addGenerationPrompt: boolean, options?: ChatRenderOptions): string;
+}
+
+/** What a chat template may receive besides the messages. */
+export interface ChatRenderOptions {
+  /** The tools offered, as the template's `tools` variable (OpenAI's function-tool shape, as HF templates expect). */
+  tools?: readonly ToolDefinition[];
+  /** Further template variables a model documents (`enable_thinking`, `date_string`, `tools_in_user_message`). */
+  variables?: Readonly<Record<string, unknown>>;
 }
 
 export interface ChatMessage {
@@ -71,12 +82,20 @@ async function readModelTokenizer(directory: string): Promise<ModelTokenizer> {
     directory,
     eosToken,
     eosTokenId,
+    chatTemplate,
     // Chat-template output already holds every special token, so the tokenizer must not add more (a BOS, say).
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     decodeText: (ids) => tokenizer.decode([...ids], { skip_special_tokens: true }),
     decodeAll: (ids) => tokenizer.decode([...ids], { skip_special_tokens: false }),
-    renderChat: (messages, addGenerationPrompt) =>
-      template.render({ messages, add_generation_prompt: addGenerationPrompt, bos_token: bosToken, eos_token: eosToken }),
+    renderChat: (messages, addGenerationPrompt, options = {}) =>
+      template.render({
+        ...options.variables,
+        messages,
+        ...(options.tools ? { tools: options.tools } : {}),
+        add_generation_prompt: addGenerationPrompt,
+        bos_token: bosToken,
+        eos_token: eosToken,
+      }),
   };
 }
 

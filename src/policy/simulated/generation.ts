@@ -5,6 +5,7 @@ import type { Problem } from '../../datasets/index.js';
 import { writeAnswer } from './answer-writer.js';
 import { writeCodeAnswer } from './code-answer-writer.js';
 import { writeEnvironmentAnswer } from './environment-answer-writer.js';
+import { writeToolCallAnswer } from './tool-call-writer.js';
 import { TOOL_INSTRUCTION } from '../../environments/math-python-tool.js';
 import { correctProbabilityAt, type SimulatedPolicyConfig } from './policy-config.js';
 import { returnedLogprobs, type TopCandidates } from './returned-logprobs.js';
@@ -96,7 +97,8 @@ export function simulateGeneration(
   const codeProblem = book.lookUpCode(decoded);
   const text = codeProblem
     ? writeCodeAnswer(codeProblem, correct, random)
-    : (writeEnvironmentAnswer(decoded, (context) => book.lookUpTool(context), correct, sentences, random) ??
+    : (writeToolCallAnswer(decoded, () => writeAnswer(book.lookUp(decoded), correct, sentences, random), random) ??
+      writeEnvironmentAnswer(decoded, (context) => book.lookUpTool(context), correct, sentences, random) ??
       writeAnswer(book.lookUp(decoded), correct, sentences, random));
   const ids = [...tokenizer.encode(text), tokenizer.eosTokenId];
   const outputIds = ids.slice(0, maxNewTokens);
