@@ -40,6 +40,8 @@ const { values: flags } = parseArgs({
     // postgres: watch the stored rows, as a trainer consuming from Postgres does; results: wait on each workflow.
     'wait-on': { type: 'string', default: 'postgres' },
     temporal: { type: 'string', default: 'dev' },
+    // Postgres's statements per trajectory, from pg_stat_statements (loaded for this run only).
+    statements: { type: 'boolean', default: false },
   },
 });
 const trajectories = Number(flags.trajectories);
@@ -52,8 +54,13 @@ const stateDir = await mkdtemp(path.join(os.tmpdir(), 'ratchet-overhead-'));
 // Readable by the postgres user, so both Postgres data folders stay inside it and go with it (a private folder's
 // would be placed under the temp folder instead, and outlive the run).
 await chmod(stateDir, 0o755);
-const postgres = await startEmbeddedPostgresOnFreePort(stateDir);
+const postgres = await startEmbeddedPostgresOnFreePort(
+  stateDir,
+  3,
+  flags.statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' } : {},
+);
 const pool = await openDatabase(postgres.url);
+if (flags.statements) await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
 const tokenizer = await loadModelTokenizer();
 const { problems } = await loadDataset(DATASET);
 const pgPid = postmasterPid(postgres.dataDir);
@@ -134,6 +141,24 @@ async function transactionMeter(read: () => Promise<number>): Promise<() => Prom
   };
 }
 
+/**
+ * What Postgres ran for the pass, per trajectory: each statement's calls and execution time, the costliest first.
+ * Triggers' statements are counted under their own text (track = all); the pass's own poll of the stored rows
+ * (`runRatchetPass`) is among them.
+ */
+async function statementsPerTrajectory(trajectories: number): Promise<{ calls: number; ms: number; query: string }[]> {
+  const { rows } = await pool.query<{ calls: string; ms: number; query: string }>(
+    `SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements
+      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+      ORDER BY total_exec_time DESC`,
+  );
+  return rows.map((row) => ({
+    calls: round(Number(row.calls) / trajectories),
+    ms: +(row.ms / trajectories).toFixed(3),
+    query: row.query.replace(/\s+/g, ' ').slice(0, 160),
+  }));
+}
+
 function postmasterPid(dataDir: string): number {
   // The postmaster's pid is the first line of postmaster.pid; its backends are its children.
   return Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -211,8 +236,10 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
       policy: () => treeCpuSeconds(policy.pid),
       client: () => processCpuSeconds(),
     });
+    if (flags.statements) await pool.query('SELECT pg_stat_statements_reset()');
     const pass = await runRatchetPass(client, requests, flags['wait-on'] === 'results' ? 'results' : { pool });
     const cpuSeconds = meter.read();
+    if (flags.statements) result.statementsPerTrajectory = await statementsPerTrajectory(pass.completed);
     const [ratchetTx, temporalTx] = await Promise.all([ratchetTransactions(), temporalTransactions?.()]);
     const ratchetCpu = Object.entries(cpuSeconds)
       .filter(([key]) => !['policy', 'client'].includes(key))

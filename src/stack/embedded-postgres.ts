@@ -25,10 +25,14 @@ const DATABASE = 'ratchet';
  * Starts Postgres on a free loopback port. A port found free can be taken (by a parallel test file's or
  * benchmark's server) before Postgres binds it: such a clash is retried on another port, anything else fails.
  */
-export async function startEmbeddedPostgresOnFreePort(stateDir: string, attempts = 3): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgresOnFreePort(
+  stateDir: string,
+  attempts = 3,
+  settings: Record<string, string> = {},
+): Promise<EmbeddedPostgres> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startEmbeddedPostgres(stateDir, await freePort());
+      return await startEmbeddedPostgres(stateDir, await freePort(), settings);
     } catch (error) {
       if (!(error instanceof PortTaken) || attempt === attempts) throw error;
     }
@@ -40,9 +44,10 @@ export async function startEmbeddedPostgresOnFreePort(stateDir: string, attempts
  * random password kept in the state folder. Postgres refuses to run as root, so under root it runs as the
  * `postgres` system user (created if missing); that user must be able to reach the binaries and the data, so
  * when the project lives under a private folder (a 0700 home or mktemp dir) both are placed under the system
- * temp folder instead, keyed by project and checked for their owner.
+ * temp folder instead, keyed by project and checked for their owner. `settings` are server settings for this start
+ * (`-c name=value`; the overhead benchmark loads pg_stat_statements with them).
  */
-export async function startEmbeddedPostgres(stateDir: string, port: number): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(stateDir: string, port: number, settings: Record<string, string> = {}): Promise<EmbeddedPostgres> {
   const owner = process.getuid?.() === 0 ? await postgresSystemUser() : undefined;
   const dataDir = await dataDirectory(stateDir, owner);
   const password = await embeddedPassword(stateDir);
@@ -54,7 +59,10 @@ export async function startEmbeddedPostgres(stateDir: string, port: number): Pro
   // Tied to this process: SIGINT (Postgres's fast shutdown) when it dies without stopping it, SIGKILL included.
   const child = spawnTied(
     binaries.postgres,
-    ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    [
+      ...['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       ...owner,

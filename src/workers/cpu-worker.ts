@@ -43,8 +43,20 @@ export interface CpuWorkerDeps {
  */
 const ACTIVATION_DEADLOCK_TIMEOUT = '10 minutes';
 
+/**
+ * The SDK records a stack trace for every promise a workflow creates, only to answer the `__stack_trace` query
+ * (the UI's stack trace tab): an Error built and mapped through the bundle's source map each time. It has no switch
+ * (temporalio/sdk-typescript#1587); Ratchet's patch to it (patches/, applied by `npm install`) adds one, which the
+ * CPU worker turns off unless the operator set it: 11 of the CPU worker's 80 ms per five-turn trajectory in
+ * `bench:overhead`. The workflow thread reads it when it starts, inside `Worker.create`.
+ */
+export function workflowStackTraces(): void {
+  process.env.TEMPORAL_WORKFLOW_STACK_TRACES ??= 'off';
+}
+
 /** The CPU worker: trajectory workflows plus tokenize, verify, feedback and persist activities. */
 export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
+  workflowStackTraces();
   const frozenActivationsSurvive = { isolateExecutionTimeout: ACTIVATION_DEADLOCK_TIMEOUT };
   return Worker.create({
     ...frozenActivationsSurvive,
