@@ -6,7 +6,7 @@ import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from '.
 const version = z.union([z.string(), z.number()]);
 
 /** One `data:` chunk of SGLang's streamed `/generate` (tokenizer_manager.py `_handle_batch_output`). */
-const generateChunk = z
+export const generateChunk = z
   .object({
     output_ids: z.array(z.number().int()).default([]),
     meta_info: z
@@ -31,6 +31,87 @@ const generateChunk = z
 /** SGLang's http_server.py streams a ValueError raised while handling the request (e.g. context too long) as this. */
 const errorChunk = z.object({ error: z.object({ message: z.string() }).passthrough() }).passthrough();
 
+/** What the decoder reads of a chunk `generateChunk` accepts. */
+export type GenerateChunk = Pick<z.output<typeof generateChunk>, 'output_ids' | 'meta_info'>;
+
+/**
+ * `generateChunk` checked by hand, for the stream's hot path (zod was the GPU worker's largest cost per chunk): the
+ * chunk as the schema would return it, or undefined where the schema might reject it. Never more lenient than the
+ * schema (test/policy/sglang-stream-decoder.test.ts compares the two on valid and malformed chunks): whatever this
+ * leaves undefined goes to the schema, which then decides, and words the error as it always did.
+ */
+export function checkedGenerateChunk(json: unknown): GenerateChunk | undefined {
+  if (!isRecord(json)) return undefined;
+  const ids = json['output_ids'];
+  if (ids !== undefined && !isArrayOf(ids, isInt)) return undefined;
+  const meta = json['meta_info'];
+  if (!isRecord(meta)) return undefined;
+  const finish = meta['finish_reason'];
+  if (!isNullish(finish) && !isFinishReason(finish)) return undefined;
+  const total = meta['completion_tokens'];
+  if (total !== undefined && !isCount(total)) return undefined;
+  const logprobs = meta['output_token_logprobs'];
+  if (logprobs !== undefined && !isArrayOf(logprobs, isLogprobEntry)) return undefined;
+  const weightVersion = meta['weight_version'];
+  if (!isNullish(weightVersion) && !isVersion(weightVersion)) return undefined;
+  const spans = meta['weight_versions'];
+  if (spans !== undefined && !isArrayOf(spans, isVersionSpan)) return undefined;
+  const cached = meta['cached_tokens'];
+  if (!isNullish(cached) && !isCount(cached)) return undefined;
+  return { output_ids: (ids as number[] | undefined) ?? [], meta_info: meta as GenerateChunk['meta_info'] };
+}
+
+// zod's own tests, as `generateChunk` applies them: an object is any non-null non-array object; a number is finite;
+// `.int()` is a safe integer; `.nonnegative()` is ≥ 0.
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isNullish(value: unknown): value is null | undefined {
+  return value === null || value === undefined;
+}
+
+function isNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+function isInt(value: unknown): value is number {
+  return Number.isSafeInteger(value);
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function isVersion(value: unknown): value is string | number {
+  return typeof value === 'string' || isNumber(value);
+}
+
+/** Every element, holes included (zod reads a hole as undefined). */
+function isArrayOf(value: unknown, check: (element: unknown) => boolean): boolean {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) if (!check(value[i])) return false;
+  return true;
+}
+
+function isFinishReason(value: unknown): boolean {
+  if (!isRecord(value) || typeof value['type'] !== 'string') return false;
+  const message = value['message'];
+  const status = value['status_code'];
+  return (isNullish(message) || typeof message === 'string') && (isNullish(status) || isInt(status));
+}
+
+/** `[logprob | null, token_id, ...rest]`. */
+function isLogprobEntry(value: unknown): boolean {
+  if (!Array.isArray(value) || value.length < 2) return false;
+  const logprob: unknown = value[0];
+  return (logprob === null || isNumber(logprob)) && isInt(value[1]);
+}
+
+function isVersionSpan(value: unknown): boolean {
+  return isRecord(value) && isVersion(value['version']) && isInt(value['start']) && isInt(value['end']);
+}
+
 export interface DecodedChunk {
   chunks: TokenChunk[];
   finishReason?: FinishReason;
@@ -51,17 +132,25 @@ export class SglangStreamDecoder {
   constructor(private readonly url: string) {}
 
   decode(json: unknown): DecodedChunk {
-    const failure = errorChunk.safeParse(json);
-    if (failure.success) throw new PolicyRejectedRequest(this.url, 400, failure.data.error.message);
-    const parsed = generateChunk.safeParse(json);
-    if (!parsed.success) throw new PolicyProtocolError(this.url, `unexpected /generate chunk: ${parsed.error.message}`);
-    const { output_ids: ids, meta_info: meta } = parsed.data;
+    // Only a chunk with an `error` can be an error event: the schema is not run (and fails) on every other chunk.
+    if (isRecord(json) && json['error'] !== undefined) {
+      const failure = errorChunk.safeParse(json);
+      if (failure.success) throw new PolicyRejectedRequest(this.url, 400, failure.data.error.message);
+    }
+    const { output_ids: ids, meta_info: meta } = checkedGenerateChunk(json) ?? this.parsedBySchema(json);
     if (meta.cached_tokens !== null && meta.cached_tokens !== undefined) this.cachedTokens = meta.cached_tokens;
     const fresh = this.newIds(ids, meta.completion_tokens);
     const logprobs = this.newLogprobs(fresh, meta.output_token_logprobs ?? []);
     const chunks = this.split(fresh, logprobs, meta.weight_versions, toVersion(meta.weight_version));
     this.emitted.push(...fresh);
     return { chunks, finishReason: this.finishReason(meta.finish_reason) };
+  }
+
+  /** The schema's verdict on a chunk the hand check left undecided: its data, or its error. */
+  private parsedBySchema(json: unknown): GenerateChunk {
+    const parsed = generateChunk.safeParse(json);
+    if (!parsed.success) throw new PolicyProtocolError(this.url, `unexpected /generate chunk: ${parsed.error.message}`);
+    return parsed.data;
   }
 
   private newIds(ids: number[], total: number | undefined): number[] {
