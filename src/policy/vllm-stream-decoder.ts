@@ -53,10 +53,13 @@ export interface DecodedChunk {
 
 /** Decodes one vLLM stream payload into new token ids with their logprobs (vLLM reports no weight version). */
 export function decodeVllmChunk(url: string, json: unknown): DecodedChunk {
-  const failure = nestedError.safeParse(json);
-  const flat = flatError.safeParse(json);
-  if (failure.success || flat.success) {
-    const { message, code } = failure.success ? failure.data.error : flat.data!;
+  // Each error schema runs only on a payload it could accept (an object with an `error`, or `object: "error"`): on
+  // every other chunk it would fail, and a failed parse is zod's costliest.
+  const record = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  const failure = record?.['error'] !== undefined ? nestedError.safeParse(json) : undefined;
+  const flat = record?.['object'] === 'error' ? flatError.safeParse(json) : undefined;
+  if (failure?.success || flat?.success) {
+    const { message, code } = failure?.success ? failure.data.error : flat!.data!;
     const status = typeof code === 'number' ? code : 500;
     if (status >= 400 && status < 500 && status !== 429) throw new PolicyRejectedRequest(url, status, message);
     throw new PolicyUnavailable(url, `error in stream (code ${code ?? 'none'}): ${message}`);

@@ -166,6 +166,22 @@ describe('VllmBackend against fake vLLM', () => {
     const chunk = { choices: [{ index: 0, text: 'Hi', logprobs: { tokens: ['Hi'], token_logprobs: [-0.1] }, finish_reason: null }] };
     expect(() => decodeVllmChunk('http://vllm', chunk)).toThrow(PolicyProtocolError);
   });
+
+  it('reads an error event in either form, and a payload that is neither an error event nor a chunk as malformed', () => {
+    const decode = (json: unknown) => () => decodeVllmChunk('http://vllm', json);
+    expect(decode({ error: { message: 'prompt too long', type: 'BadRequestError', param: null, code: 400 } })).toThrow(PolicyRejectedRequest);
+    expect(decode({ error: { message: 'engine dead', code: 'internal' } })).toThrow('error in stream (code internal): engine dead');
+    expect(decode({ object: 'error', message: 'overloaded', type: 'ServiceUnavailable', code: 503 })).toThrow(PolicyUnavailable);
+    expect(decode({ object: 'error', message: 'no such model', code: 404 })).toThrow(PolicyRejectedRequest);
+    expect(decode({ error: { message: 5 } })).toThrow(PolicyProtocolError);
+    expect(decode({ object: 'error', message: null })).toThrow(PolicyProtocolError);
+    expect(decode(['error'])).toThrow(PolicyProtocolError);
+    const finish = { choices: [{ index: 0, logprobs: { tokens: ['token_id:7'], token_logprobs: [-0.5] }, finish_reason: 'stop' }] };
+    expect(decodeVllmChunk('http://vllm', { ...finish, error: null, object: 'text_completion' })).toEqual({
+      chunk: { ids: [7], logprobs: [-0.5] },
+      finishReason: 'stop',
+    });
+  });
 });
 
 describe('vLLM prefix-cache hits (issue 27)', () => {
