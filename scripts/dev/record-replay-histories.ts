@@ -223,6 +223,8 @@ const affinityFallback: Recording = async (stack, name, workers) => {
 // its fallback to the shared queue; patches `environments` and `turn-affinity`): `r5-*`.
 // Release 6 (the episode built from parts; environment code bounded and typed, an unserved environment failing at
 // once; patch `bounded-environments`): `r6-*`.
+// Release 7 (one release marker per run instead of one per change, admission back-off and the stored outcome
+// included; patch `release-7`): `r7-*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -268,6 +270,19 @@ const cases: Record<string, Recording> = {
   'r6-remote-environment': remoteEnvironment,
   'r6-affinity-off': plain({ turns: 2, turnAffinity: false }),
   'r6-affinity-fallback': affinityFallback,
+  'r7-seed-default': plain({ turns: 3 }),
+  'r7-early-stop-concat': plain({ turns: 3, earlyStop: true, layout: 'concat' }),
+  'r7-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r7-grouped-admission': grouped({ turns: 2 }),
+  'r7-continued-while-queued': continuedWhileQueued,
+  'r7-code-task': codeTask,
+  'r7-cancelled-while-queued': cancelledWhileQueued,
+  'r7-invalid-request': invalidRequest,
+  'r7-math-python-tool': inEnvironment('math-python-tool', { turns: 2 }),
+  'r7-unknown-environment': inEnvironment('no-such-environment', { turns: 2 }),
+  'r7-remote-environment': remoteEnvironment,
+  'r7-affinity-off': plain({ turns: 2, turnAffinity: false }),
+  'r7-affinity-fallback': affinityFallback,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));

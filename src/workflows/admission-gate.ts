@@ -28,6 +28,8 @@ export async function awaitAdmission(
   joinGroup: () => Promise<{ status: GroupStatus }>,
   schedule: RecheckSchedule,
   continued: QueuedContinuation | undefined,
+  // Release 7's runs back off by their release marker; earlier runs ask at each re-check, where they recorded it.
+  backsOff: () => boolean = () => patched(Patch.AdmissionBackoff),
 ): Promise<'admitted' | { continueFrom: QueuedContinuation }> {
   let signalled = false;
   setHandler(admittedSignal, () => {
@@ -38,7 +40,7 @@ export async function awaitAdmission(
     if (status === 'admitted') return 'admitted';
     if (status === 'cancelled') throw ApplicationFailure.nonRetryable('the group was cancelled before it was admitted', 'GroupCancelled');
     // A wait recorded by release 1 replays with its fixed interval; from the first live re-check on, it backs off.
-    const backoff = patched(Patch.AdmissionBackoff);
+    const backoff = backsOff();
     const seconds = backoff ? recheckSeconds(schedule, recheck) : schedule.firstSeconds;
     if (await condition(() => signalled, `${seconds}s`)) return 'admitted';
     // The next run's first step is the re-check this one would have made.

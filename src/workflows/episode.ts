@@ -37,6 +37,13 @@ export interface EpisodeRelease {
   affinity: boolean;
   /** Release 6: every environment's code bounded and typed the same way, whatever its language. */
   boundedEnvironments: boolean;
+  /**
+   * Release 4: the stored row decides how the workflow ends. Asked when the trajectory ends, because runs of
+   * releases 4–6 recorded its marker there.
+   */
+  storedOutcome(): boolean;
+  /** Release 2: a queued trajectory backs off its re-checks. Asked at each re-check, where earlier runs recorded it. */
+  admissionBackoff(): boolean;
 }
 
 export interface EpisodeInput {

@@ -42,7 +42,8 @@ const failures = proxyActivities<CpuActivities>(Presets.failureRecord);
  * `continued` is set when a queued trajectory continued as new to keep its history short.
  */
 export async function trajectory(input: TrajectoryRequest, continued?: QueuedContinuation): Promise<TrajectoryResult> {
-  if (!patched(Patch.LocalSteps)) {
+  const releaseSeven = patched(Patch.ReleaseSeven);
+  if (!releaseSeven && !patched(Patch.LocalSteps)) {
     // Runs started by releases 1 and 2 finish as they started; the module is evaluated only for them.
     const { releaseTwoTrajectory } = await import(/* webpackMode: "eager" */ './releases/release-two.js');
     return releaseTwoTrajectory(input, continued);
@@ -53,7 +54,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   const { options, timeouts } = checked;
   // Options an earlier release resolved hold only the temperature; the seed's values fill the rest.
   const sampling = samplingOf(options);
-  const release = releaseOf(options);
+  const release = releaseOf(options, releaseSeven);
   const episode = episodeOf({ request, options, timeouts, environment: checked.environment }, release);
   // Release 5 names the environment on the row and keeps its reward with each turn.
   const environment = release.environments ? checked.environment?.name : undefined;
@@ -70,7 +71,7 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   let endReason: EndReason = 'turns';
   try {
     // A trajectory is born when it may start generating, not when it was queued.
-    if (request.group) identity.birthTime = await admission(request, timeouts, continued, state);
+    if (request.group) identity.birthTime = await admission(request, timeouts, continued, state, release);
     let { promptLen: contextLen, state: environmentState } = await episode.start();
     for (let turn = 0; turn < options.turns; turn++) {
       Object.assign(state, { phase: 'generating', turn });
@@ -105,11 +106,11 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     const { rawRewards, rewards } = shapedRewards(turns, options);
     state.phase = 'persisting';
     const persist = () => store.persistTrajectory({ ...identity, endReason, turns, rewards, rawRewards, sampling });
-    await (patched(Patch.StoredOutcome) ? CancellationScope.nonCancellable(persist) : persist());
+    await (release.storedOutcome() ? CancellationScope.nonCancellable(persist) : persist());
     return completed(request, options.layout, endReason, turns, rewards, state);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
-    return endFailed(error, identity, turns, state, () =>
+    return endFailed(error, identity, turns, state, release, () =>
       completed(request, options.layout, endReason, turns, shapedRewards(turns, options).rewards, state),
     );
   }
@@ -148,10 +149,12 @@ async function admission(
   timeouts: ResolvedTrajectoryTimeouts,
   continued: QueuedContinuation | undefined,
   state: TrajectoryState,
+  release: EpisodeRelease,
 ): Promise<number> {
   state.phase = 'queued';
   const { trajectoryId, qid, group } = request;
-  const admitted = await awaitAdmission(() => cpu.joinGroupForAdmission({ trajectoryId, qid, group: group! }), recheckSchedule(timeouts), continued);
+  const joinGroup = () => cpu.joinGroupForAdmission({ trajectoryId, qid, group: group! });
+  const admitted = await awaitAdmission(joinGroup, recheckSchedule(timeouts), continued, release.admissionBackoff);
   if (admitted !== 'admitted') return continueAsNew<typeof trajectory>(request, admitted.continueFrom);
   state.phase = 'tokenizing';
   upsertSearchAttributes([{ key: STATUS, value: 'running' }]);
@@ -167,11 +170,12 @@ async function endFailed(
   identity: TrajectoryIdentity,
   turns: TurnRecord[],
   state: TrajectoryState,
+  release: EpisodeRelease,
   completedAsStored: () => TrajectoryResult,
 ): Promise<TrajectoryResult> {
   let failure = trajectoryFailure(error);
   const recorded = await recordFailure(identity, turns, failure);
-  if (patched(Patch.StoredOutcome)) {
+  if (release.storedOutcome()) {
     if (recorded.existing === 'completed') return completedAsStored();
     if (recorded.existing === 'failed' && recorded.failureType)
       failure = { ...failure, failureType: recorded.failureType, failureClass: recorded.failureClass ?? failure.failureClass };
@@ -257,16 +261,24 @@ function failedTrajectory(trajectoryId: string, turn: number, turns: TurnRecord[
 }
 
 /**
- * The run's release, decided once at its start: each `patched` id is recorded by the run that first calls it, so a
- * run started by an earlier release keeps that release's parts to its end. Releases 1–2 returned above.
+ * The run's release, decided at its start: each `patched` id is recorded by the run that first calls it, so a run
+ * started by an earlier release keeps that release's parts to its end. A release-7 run recorded one marker, and
+ * every change is on. Runs of releases 3–6 ask for each change where they recorded it: three ids here, two later
+ * (`storedOutcome`, `admissionBackoff`). Releases 1–2 returned above.
  */
-function releaseOf(options: RolloutOptions): EpisodeRelease {
+function releaseOf(options: RolloutOptions, releaseSeven: boolean): EpisodeRelease {
+  if (releaseSeven) {
+    const on = () => true;
+    return { environments: true, affinity: options.turnAffinity !== false, boundedEnvironments: true, storedOutcome: on, admissionBackoff: on };
+  }
   const affinity = patched(Patch.TurnAffinity);
   const environments = patched(Patch.Environments);
   return {
     environments,
     affinity: affinity && options.turnAffinity !== false,
     boundedEnvironments: environments && patched(Patch.BoundedEnvironments),
+    storedOutcome: () => patched(Patch.StoredOutcome),
+    admissionBackoff: () => patched(Patch.AdmissionBackoff),
   };
 }
 

@@ -23,6 +23,7 @@ const RELEASES = [
   { name: 'release 3', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r3-local-steps/workflows/index.js') },
   { name: 'release 4', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r4-stored-outcome/workflows/index.js') },
   { name: 'release 5', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r5-environments-affinity/workflows/index.js') },
+  { name: 'release 6', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r6-episode-parts/workflows/index.js') },
 ];
 
 /** The patch ids a history's `core_patch` markers record, in order. */
@@ -167,6 +168,11 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
         rows: [row],
       } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
       expect(row).toEqual({ environment: 'math' });
+    } else if (name === 'release 6') {
+      // A trajectory mid-turn at the deploy finished the way release 6 ran it: one marker per change, four at its
+      // start and `stored-outcome` asked at its end, where release 6 asks (release 7 records one marker for all).
+      const plainEvents = await events(plainHandles[0]!.workflowId);
+      expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'bounded-environments', 'stored-outcome']);
     } else {
       // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
       // CPU task queue, also for the turns run after the deploy.
@@ -175,10 +181,10 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       expect(scheduled.filter((type) => type === 'verify')).toHaveLength(3);
       expect(scheduled).not.toContain('environmentStep');
     }
-    // The run a queued trajectory continued into is the current release's: local steps, no verify activity, the
-    // patches of releases 5 and 6 checked at its start.
+    // The run a queued trajectory continued into is the current release's: local steps, no verify activity, and one
+    // marker, its release's, for every change (admission back-off and the stored outcome included).
     const latest = await events(queuedIds[0]!);
-    expect(patchIds(latest).slice(0, 4)).toEqual(['local-steps', 'turn-affinity', 'environments', 'bounded-environments']);
+    expect(patchIds(latest)).toEqual(['release-7']);
     expect(latest.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
     expect(latest.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verify')).toBe(false);
 

@@ -6,8 +6,8 @@ import { Patch } from './patches.js';
  * entry; every file and function named exists).
  *
  * Releases are counted by the workflow: 1 grouped admission, 2 request schema + admission back-off, 3 local steps,
- * 4 stored outcome, 5 environments + turn affinity, 6 bounded environments and the episode built from parts
- * (frozen in test/deploy/workflow-releases/r1-…/r6-…).
+ * 4 stored outcome, 5 environments + turn affinity, 6 bounded environments and the episode built from parts, 7 one
+ * release marker per run (frozen in test/deploy/workflow-releases/r1-…/r7-…).
  */
 export interface CompatibilityMeasure {
   /** The patch id in `Patch`, or a name for a measure kept without a patch (an activity's input, a heartbeat). */
@@ -117,6 +117,18 @@ export const DROP_LIST: readonly CompatibilityMeasure[] = [
       'src/activities/environment-call.ts: boundedEnvironmentCall, the unbounded call when `bounds` is undefined',
     ],
     dropWhen: `${noRunStartedBefore(6)}; ${PATCH_REMOVAL}`,
+  },
+  {
+    id: Patch.ReleaseSeven,
+    patch: true,
+    introducedIn: 7,
+    keepsWorking:
+      'runs started by releases 3-6, which recorded a marker per change (local-steps, turn-affinity, environments, bounded-environments at the start, stored-outcome at the end, admission-backoff at each re-check) and ask for each where they recorded it',
+    keepsAlive: [
+      'src/workflows/trajectory.ts: releaseOf, the per-change `patched` calls after the release-7 branch',
+      'src/workflows/admission-gate.ts: awaitAdmission, the default `backsOff` that asks at each re-check',
+    ],
+    dropWhen: `the per-change calls go when ${noRunStartedBefore(7)}; the release-7 id itself stays as long as any release-7 run can be open, and a later release adds its own id, checked first`,
   },
   {
     id: 'token-heartbeats',

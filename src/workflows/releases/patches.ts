@@ -47,4 +47,11 @@ export const Patch = {
    * `UnknownEnvironment`. Checked once per run, at its start. Release 6.
    */
   BoundedEnvironments: 'bounded-environments',
+  /**
+   * One marker per run: the release that started it. A run with this marker has every change above on and checks
+   * no other id, so it records one marker (and one `TemporalChangeVersion` upsert, which the SDK adds to each) where
+   * release 6 recorded five of each: 8 of a five-turn trajectory's 54 history events. Checked first, at the run's
+   * start; a later release adds its own id, checked before this one, and keeps the one-marker rule. Release 7.
+   */
+  ReleaseSeven: 'release-7',
 } as const;

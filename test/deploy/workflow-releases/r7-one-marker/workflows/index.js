@@ -1,0 +1,2 @@
+export { trajectory } from './trajectory.js';
+//# sourceMappingURL=index.js.map
