@@ -4,7 +4,7 @@
 // poll at 10K against 1M to show it does not grow with the run.
 //
 // `npm run bench:dashboard -- [--trajectories 1000000] [--small 10000] [--requests 20] [--state-dir DIR]
-//   [--path 'name=/url'] [--only substring]`
+//   [--path 'name=/url'] [--only substring[,substring...]]`
 // --state-dir keeps the database (seeding a million rows takes minutes) and reuses it next time: pending migrations
 // are applied to it on open, runs already seeded are not seeded again. --path adds an endpoint (repeatable; `{run}`,
 // `{small}` and `{group}` are replaced). Prints a table on stderr and one JSON object on stdout.
@@ -86,6 +86,8 @@ const ENDPOINTS: [string, string][] = [
 ];
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+/** --only: the endpoints whose name contains one of its comma-separated parts. */
+const selected = (name: string) => !flags.only || flags.only.split(',').some((part) => name.includes(part));
 const stateDir = flags['state-dir'] ? path.resolve(flags['state-dir']) : await mkdtemp(path.join(os.tmpdir(), 'ratchet-dashboard-bench-'));
 await mkdir(stateDir, { recursive: true });
 await chmod(stateDir, 0o755);
@@ -141,7 +143,7 @@ async function timeEndpoints(pool: pg.Pool): Promise<void> {
   try {
     const results = [];
     for (const [name, template] of ENDPOINTS) {
-      if (flags.only && !name.includes(flags.only)) continue;
+      if (!selected(name)) continue;
       const url =
         ui.url +
         template
@@ -153,7 +155,7 @@ async function timeEndpoints(pool: pg.Pool): Promise<void> {
       results.push(timing);
       // The machine's 1-minute load beside each timing: the same page is slower on a machine others are using.
       log(
-        `${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(0).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(0).padStart(6)} ms  max ${timing.maxMs.toFixed(0).padStart(6)} ms  ${timing.kb} KB  load ${timing.load1.toFixed(1)}  status ${timing.status}${timing.error ? ` ${timing.error}` : ''}`,
+        `${name.padEnd(24)} p50 ${timing.p50Ms.toFixed(0).padStart(6)} ms  p95 ${timing.p95Ms.toFixed(0).padStart(6)} ms  max ${timing.maxMs.toFixed(0).padStart(6)} ms  first byte p50/p95 ${timing.firstByteP50Ms.toFixed(0)}/${timing.firstByteP95Ms.toFixed(0)} ms  ${timing.kb} KB  load ${timing.load1.toFixed(1)}  status ${timing.status}${timing.error ? ` ${timing.error}` : ''}`,
       );
     }
     // The counters alone (what every page and the poll read first), beside the endpoints that include them.
@@ -164,7 +166,7 @@ async function timeEndpoints(pool: pg.Pool): Promise<void> {
       ['listRuns', () => listRuns(pool)],
     ];
     for (const [name, call] of counters) {
-      if (flags.only && !name.includes(flags.only)) continue;
+      if (!selected(name)) continue;
       const timing = { name, path: '(store function)', ...(await timeCall(call, requests)), kb: 0, status: 200 };
       results.push(timing);
       log(
@@ -198,21 +200,39 @@ function percentiles(times: number[]) {
   return { p50Ms: +at(0.5).toFixed(1), p95Ms: +at(0.95).toFixed(1), maxMs: +times.at(-1)!.toFixed(1) };
 }
 
-/** Two warm-up requests, then `n` sequential ones: latency percentiles, the body size and the (last) status. */
+/**
+ * Two warm-up requests, then `n` sequential ones: latency percentiles (to the last byte, and to the first byte of the
+ * body: a streamed response, the CSV download, starts long before it ends), the body size and the (last) status.
+ */
 async function timeEndpoint(url: string, n: number) {
   for (let i = 0; i < 2; i++) await (await fetch(url)).arrayBuffer();
   const times: number[] = [];
+  const firstBytes: number[] = [];
   let status = 0;
   let bytes = 0;
   let error: string | undefined;
   for (let i = 0; i < n; i++) {
     const started = performance.now();
     const response = await fetch(url);
-    const body = await response.arrayBuffer();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of response.body!) {
+      if (chunks.length === 0) firstBytes.push(performance.now() - started);
+      chunks.push(chunk);
+    }
+    const body = Buffer.concat(chunks);
     bytes = body.byteLength;
     times.push(performance.now() - started);
+    if (chunks.length === 0) firstBytes.push(times.at(-1)!);
     status = response.status;
     if (status !== 200) error = new TextDecoder().decode(body).slice(0, 300);
   }
-  return { ...percentiles(times), kb: Math.round(bytes / 1024), status, ...(error ? { error } : {}) };
+  const first = percentiles(firstBytes);
+  return {
+    ...percentiles(times),
+    firstByteP50Ms: first.p50Ms,
+    firstByteP95Ms: first.p95Ms,
+    kb: Math.round(bytes / 1024),
+    status,
+    ...(error ? { error } : {}),
+  };
 }

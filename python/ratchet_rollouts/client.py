@@ -237,7 +237,9 @@ class RolloutClient:
         return await store.training_steps(self.database, run_id)
 
     async def status(self, run_id: str) -> dict[str, Any] | None:
-        """Where a run stands, in groups; None for an unknown run."""
+        """Where a run stands, in groups; None for an unknown run. ``latency``: queue, generate and verify p50/p95 in ms
+        (None where no turn was timed) over the turns of the newest 50 stored trajectories, as the run page and
+        `ratchet runs status` define them."""
         return await store.run_status(self.database, run_id)
 
     async def cancel(self, *, run_id: str | None = None, group_id: str | None = None) -> int:

@@ -214,7 +214,22 @@ async def run_status(conn: psycopg.AsyncConnection[Any], run_id: str) -> dict[st
             (run_id,),
         )
         row = await cursor.fetchone()
-    return None if row is None else dict(row)
+        if row is None:
+            return None
+        # Queue, generate and verify latency now: p50/p95 in ms over the turns of the newest 50 stored trajectories,
+        # migration 018's ratchet_turn_latency (the run page's and `ratchet runs status`'s one definition).
+        await cursor.execute("SELECT * FROM ratchet_turn_latency(%s)", (run_id,))
+        latency = await cursor.fetchone() or {}
+    status = dict(row)
+    status["latency"] = {
+        phase: {
+            "turns": int(latency.get(f"{phase}_turns") or 0),
+            "p50": latency.get(f"{phase}_p50") if latency.get(f"{phase}_turns") else None,
+            "p95": latency.get(f"{phase}_p95") if latency.get(f"{phase}_turns") else None,
+        }
+        for phase in ("queue", "generate", "verify")
+    }
+    return status
 
 
 async def record_training_step(conn: psycopg.AsyncConnection[Any], run_id: str, step: int, policy_version: int, metrics: Mapping[str, float]) -> None:

@@ -75,6 +75,8 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
   const render = observationRenderer(tokenizer);
   return async function environmentStep(input: EnvironmentStepInput): Promise<EnvironmentStepResult> {
     return classified(async () => {
+      // The step's duration (migration 018's verify_ms): from here to its verdict and feedback being ready.
+      const started = performance.now();
       const turn = await loadTurnForJudging(pool, input.trajectoryId, input.turn);
       if (!turn) return storedStep(pool, input, render);
       if (turn.judged) return keptJudgement(input, turn.judged);
@@ -95,7 +97,7 @@ export function environmentStepActivity(pool: pg.Pool, tokenizer: ModelTokenizer
         status: step.verdict,
         ...(step.detail === undefined ? {} : { detail: step.detail }),
       };
-      const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, verdict, feedback, record);
+      const kept = await saveVerdictAndFeedback(pool, input.trajectoryId, input.turn, verdict, feedback, record, performance.now() - started);
       // Stored meanwhile by a run that went ahead (this one was stalled): the stored row has the answer.
       if (!kept) return storedStep(pool, input, render);
       return keptJudgement(input, kept);

@@ -73,10 +73,14 @@ export function generateActivity(
   const answeredHere = affinityQueue === undefined ? {} : { affinityQueue };
   return async function generate(input: GenerateInput): Promise<GenerateResult> {
     const context = Context.current();
+    // Queue wait (migration 018): Temporal scheduled this attempt, and this worker starts it now. Unknown without a
+    // real schedule time (one after 2001: a test's mock environment gives 1 ms after the epoch).
+    const scheduled = context.info.currentAttemptScheduledTimestampMs;
+    const queueMs = scheduled > 1e12 ? Date.now() - scheduled : undefined;
     const key = { trajectoryId: input.trajectoryId, turn: input.turn, attempt: (input.attemptBase ?? 0) + context.info.attempt };
     return classified(async () => {
       try {
-        return { ...(await generateTurn(deps, input, context, key)), ...answeredHere };
+        return { ...(await generateTurn(deps, input, context, key, queueMs)), ...answeredHere };
       } catch (error) {
         // No prompt to read or no checkpoint to claim: the trajectory may have been stored meanwhile (this attempt
         // is stale: its worker stalled), and then the stored turn is the answer (src/workflows/RE-RUNS.md).
@@ -100,7 +104,13 @@ interface GenerateDeps {
   servedBy: string;
 }
 
-async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: Context, key: TurnCheckpointKey): Promise<GenerateResult> {
+async function generateTurn(
+  deps: GenerateDeps,
+  input: GenerateInput,
+  context: Context,
+  key: TurnCheckpointKey,
+  queueMs: number | undefined,
+): Promise<GenerateResult> {
   const { pool, backend, currentVersion, heartbeatIntervalMs } = deps;
   const sampling = input.sampling ?? samplingOf({ temperature: input.temperature });
   // Refused before anything is claimed or generated: tokens stored with the wrong logprobs are worse than none.
@@ -144,6 +154,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
     return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
   }
   const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
+  const generationStarted = performance.now();
   const { output, finishReason, cachedTokens } = await superseded(
     generateResumable(
       backend,
@@ -166,6 +177,7 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
       throw checkpoint.stopped ?? error;
     }),
   );
+  const generateMs = performance.now() - generationStarted;
   // A write still in flight must land (or tell us we were superseded) before the output replaces it.
   await superseded(checkpoint.settle());
   const result = {
@@ -186,6 +198,8 @@ async function generateTurn(deps: GenerateDeps, input: GenerateInput, context: C
     ...result,
     servedBy: deps.servedBy,
     ...(cachedTokens === undefined ? {} : { cachedTokens }),
+    ...(queueMs === undefined ? {} : { queueMs }),
+    generateMs,
   });
   if (claimed || checkpoint.writes > 0) await dropTurnCheckpoint(pool, key);
   return result;

@@ -15,7 +15,8 @@ export function runsCommand(): Command {
     .command('status')
     .description(
       "print a run's counters (groups waiting, running, accepted, rejected, cancelled, consumed, capacity...; trajectories " +
-        'submitted, queued, running, completed, failed, consumed and stale, failed ones by type and class) ' +
+        'submitted, queued, running, completed, failed, consumed and stale, failed ones by type and class; queue, generate and verify latency ' +
+        'p50/p95 in ms over the newest 50 stored trajectories, as the run page defines them) ' +
         "as JSON, with its trainer's steps so far and the last one's metrics, and Temporal's count of its trajectory workflows by status " +
         'and how many disagree with their rows',
     )

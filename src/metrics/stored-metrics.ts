@@ -7,6 +7,7 @@ import { admissionCountersOf } from '../store/read/run-status.js';
 import { admissionCapacity } from '../admission/staleness.js';
 import type { RunConfig } from '../admission/group-membership.js';
 import { STORED_VERDICTS } from '../trajectory/turn-verdicts.js';
+import { LATENCY_PHASES, LATENCY_SAMPLE, recentTurnLatencies, TURN_LATENCY } from '../store/read/turn-latency.js';
 
 /**
  * Runs with a `run` label of their own: the most recently active. The rest are summed under OLDER_RUNS, so a
@@ -126,6 +127,12 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
     labelNames: ['run', 'turns'],
     registers,
   });
+  const latency = new Gauge({
+    name: 'ratchet_turn_latency_seconds',
+    help: `Turn latency by run, phase and quantile (0.5, 0.95), as the run page defines it (${LATENCY_PHASES.map((phase) => TURN_LATENCY[phase]).join('; ')}): ${LATENCY_SAMPLE}. Absent where no turn was timed`,
+    labelNames: ['run', 'phase', 'quantile'],
+    registers,
+  });
   const version = new Gauge({ name: 'ratchet_policy_version', help: 'The latest published policy version', registers });
   const disagreements = new Counter({
     name: 'ratchet_status_disagreements_total',
@@ -155,8 +162,21 @@ export function registerStoredMetrics(registry: Registry, pool: pg.Pool): () => 
       onPreviousServer,
       cacheHits,
       cacheQueries,
+      latency,
     ])
       metric.reset();
+    // The labelled runs' latency, in one statement (older runs are not summed: a percentile does not add up).
+    const latencies = await recentTurnLatencies(
+      pool,
+      counts.runs.slice(0, LABELLED_RUNS).map((run) => run.runId),
+    );
+    for (const [run, byPhase] of latencies)
+      for (const phase of LATENCY_PHASES)
+        for (const [quantile, ms] of [
+          ['0.5', byPhase[phase].p50],
+          ['0.95', byPhase[phase].p95],
+        ] as const)
+          if (ms !== null) latency.set({ run, phase, quantile }, ms / 1000);
     counts.runs.forEach((aggregates, rank) => {
       const run = rank < LABELLED_RUNS ? aggregates.runId : OLDER_RUNS;
       const counters = countersOf(aggregates);

@@ -33,7 +33,7 @@ import { trajectoryPage } from './pages/trajectory-page.js';
 import { loadTrajectoryDetails, trajectoryStamp } from './trajectory-details.js';
 import { loadRunCharts } from './run-charts-view.js';
 import { MAX_COMPARED } from './chart-overlay.js';
-import { trajectoryCsv } from './trajectory-csv.js';
+import { trajectoryCsvDownload } from './trajectory-csv.js';
 import type { TemporalAccess } from './workflow-lookup.js';
 
 export interface UiSources {
@@ -90,15 +90,17 @@ export function uiApp({ pool, tokenizer, temporal, assets }: UiSources): Hono {
   app.get('/runs/:runId/trajectories', async (c) =>
     c.html(trajectoryRows(c.req.param('runId'), ...(await trajectoryListOf(pool, c.req.param('runId'), c.req.query())))),
   );
-  // The filtered list as CSV (the list's filters and order, at most DOWNLOAD_ROWS rows; a header says when it was cut).
+  // The filtered list as CSV (the list's filters and order, at most DOWNLOAD_ROWS rows; x-ratchet-complete: true when
+  // the first page held every row, else unknown, as the rest is streamed).
   app.get('/runs/:runId/trajectories.csv', async (c) => {
     const runId = c.req.param('runId');
-    const { csv, rows, complete } = await trajectoryCsv(pool, parseListQuery(runId, c.req.query()));
-    return c.body(csv, 200, {
+    // Streamed page by page (src/ui/trajectory-csv.ts): the first rows leave before the rest are read.
+    const { body, rows, complete } = await trajectoryCsvDownload(pool, parseListQuery(runId, c.req.query()));
+    return c.body(body, 200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="${runId.replace(/[^\w.-]/g, '_')}-trajectories.csv"`,
-      'x-ratchet-rows': String(rows),
-      'x-ratchet-complete': String(complete),
+      ...(rows === null ? {} : { 'x-ratchet-rows': String(rows) }),
+      'x-ratchet-complete': complete,
     });
   });
   app.get('/runs/:runId/problems', async (c) => {

@@ -1,4 +1,5 @@
 import type { RunCurves } from '../store/read/run-curves.js';
+import { LATENCY_PHASES, LATENCY_SAMPLE, TURN_LATENCY, type LatencyPhase } from '../store/read/turn-latency.js';
 import type { VersionRewards } from '../store/read/version-rewards.js';
 import { FEW_SAMPLES, MEASURED, type ChartSpec } from './training-charts.js';
 
@@ -122,6 +123,7 @@ export function curveCharts(curves: RunCurves, byVersion: readonly VersionReward
       },
       none,
     ),
+    ...LATENCY_PHASES.map((phase) => latencyChart(phase, curves, seconds)),
     chart(
       {
         id: 'chart-length-over-time',
@@ -224,6 +226,36 @@ export function curveCharts(curves: RunCurves, byVersion: readonly VersionReward
     ),
     stalenessHistogram(curves.staleness, eta),
   ];
+}
+
+/** The chart ids of the latency over time, one per phase. */
+export const LATENCY_CHARTS = LATENCY_PHASES.map((phase) => `chart-${phase}-latency-over-time`);
+
+/**
+ * One latency over the throughput charts' time buckets: p50 and p95 of the bucket's timed turns (TURN_LATENCY, the
+ * definition in the title). A bucket whose turns were stored without timings (before migration 018) is a gap, not 0.
+ */
+function latencyChart(phase: LatencyPhase, curves: RunCurves, seconds: number[]): ChartSpec {
+  const time = curves.overTime;
+  const turns = time.map((p) => p.latency[phase].turns);
+  const inSeconds = (ms: number | null) => (ms === null ? null : ms / 1000);
+  return chart(
+    {
+      id: `chart-${phase}-latency-over-time`,
+      title: `latency, ${TURN_LATENCY[phase]} · ${LATENCY_SAMPLE}`,
+      xLabel: '',
+      yLabel: 'seconds',
+      time: true,
+      yFromZero: true,
+      x: seconds,
+      series: [`${phase} p50`, `${phase} p95`],
+      y: [time.map((p) => inSeconds(p.latency[phase].p50)), time.map((p) => inSeconds(p.latency[phase].p95))],
+      counts: [turns, turns],
+    },
+    time.length === 0
+      ? 'no completed trajectories yet'
+      : 'no timed turns yet: turns stored before migration 018 (or by an older worker) keep no timings',
+  );
 }
 
 /**

@@ -1,9 +1,11 @@
 import type pg from 'pg';
-import { listTrajectories, type TrajectoryListEntry } from '../store/read/trajectory-search.js';
+import { trajectoryPages, type TrajectoryListEntry } from '../store/read/trajectory-search.js';
 import type { ListQuery } from './pages/trajectory-list.js';
 
 /** The most rows a download holds: read as keyset pages of the list, so a download costs what paging through it costs. */
 export const DOWNLOAD_ROWS = 10_000;
+/** The first page is small, so the first bytes leave at once; the rest in pages of DOWNLOAD_PAGE, each sent as it is read. */
+const FIRST_PAGE = 100;
 const DOWNLOAD_PAGE = 1_000;
 
 const COLUMNS = [
@@ -20,21 +22,57 @@ const COLUMNS = [
   'finished_at',
 ];
 
+/** A download under way: its first page is read, the rest follows as `body` is read. */
+export interface CsvDownload {
+  /** Whether the download holds every matching row: known once the first page was the last, else 'unknown' (streamed). */
+  complete: 'true' | 'unknown';
+  /** Rows in the download, where known (the first page was the last). */
+  rows: number | null;
+  body: ReadableStream<Uint8Array>;
+}
+
 /**
  * The run's stored trajectories as the list shows them (its filters and order), as CSV: one row per trajectory, the
- * turns' verdicts space-separated. At most DOWNLOAD_ROWS rows; `complete` says whether that was all of them.
+ * turns' verdicts space-separated, at most DOWNLOAD_ROWS rows. Streamed: the header and the first FIRST_PAGE rows are
+ * read before the response starts (a query that fails fails the request), then one page of DOWNLOAD_PAGE at a time,
+ * each written as it arrives and read only when the client has taken the one before (backpressure); no page asks for
+ * the list's total (the bounded count the list shows), and a client that goes away stops the reads.
  */
-export async function trajectoryCsv(pool: pg.Pool, { filter, order }: ListQuery): Promise<{ csv: string; rows: number; complete: boolean }> {
-  const lines = [COLUMNS.join(',')];
-  let after: string | undefined;
-  let rows = 0;
-  do {
-    const page = await listTrajectories(pool, filter, order, after, Math.min(DOWNLOAD_PAGE, DOWNLOAD_ROWS - rows));
-    for (const entry of page.entries) lines.push(csvRow(entry));
-    rows += page.entries.length;
-    after = page.next ?? undefined;
-  } while (after && rows < DOWNLOAD_ROWS);
-  return { csv: `${lines.join('\n')}\n`, rows, complete: after === undefined };
+export async function trajectoryCsvDownload(
+  pool: pg.Pool,
+  { filter, order }: ListQuery,
+  limit = DOWNLOAD_ROWS,
+  pageSizes: readonly number[] = [FIRST_PAGE, DOWNLOAD_PAGE],
+): Promise<CsvDownload> {
+  const pages = trajectoryPages(pool, filter, order, limit, pageSizes);
+  const first = await pages.next();
+  const firstRows = first.done ? [] : first.value.entries;
+  const whole = first.done || first.value.next === null || firstRows.length >= limit;
+  const encoder = new TextEncoder();
+  const chunk = (entries: readonly TrajectoryListEntry[]) => encoder.encode(entries.map((entry) => `${csvRow(entry)}\n`).join(''));
+  let started = false;
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!started) {
+        started = true;
+        controller.enqueue(encoder.encode(`${COLUMNS.join(',')}\n`));
+        if (firstRows.length > 0) controller.enqueue(chunk(firstRows));
+        if (whole) controller.close();
+        return;
+      }
+      try {
+        const page = await pages.next();
+        if (page.done) controller.close();
+        else if (page.value.entries.length > 0) controller.enqueue(chunk(page.value.entries));
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await pages.return(undefined);
+    },
+  });
+  return { complete: whole && firstRows.length < limit ? 'true' : 'unknown', rows: whole ? firstRows.length : null, body };
 }
 
 function csvRow(t: TrajectoryListEntry): string {

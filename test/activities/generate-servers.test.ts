@@ -16,10 +16,13 @@ afterAll(async () => {
   await db?.stop();
 });
 
-async function generateOn(trajectoryId: string, backend: ScriptedBackend, affinityQueue?: string) {
+async function generateOn(trajectoryId: string, backend: ScriptedBackend, affinityQueue?: string, scheduledMsAgo = 0) {
   const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3, 4, 5], 'What is 2+2?'))!;
   const generate = generateActivity(db.pool, backend, () => 0, 60_000, undefined, affinityQueue);
-  const result: GenerateResult = await new MockActivityEnvironment({ attempt: 1 }).run(generate, {
+  const result: GenerateResult = await new MockActivityEnvironment({
+    attempt: 1,
+    currentAttemptScheduledTimestampMs: Date.now() - scheduledMsAgo,
+  }).run(generate, {
     trajectoryId,
     turn: 0,
     contextLen,
@@ -28,7 +31,9 @@ async function generateOn(trajectoryId: string, backend: ScriptedBackend, affini
   });
   const {
     rows: [row],
-  } = await db.pool.query('SELECT served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 AND turn = 0', [trajectoryId]);
+  } = await db.pool.query('SELECT served_by, cached_tokens, queue_ms, generate_ms FROM turn_outputs WHERE trajectory_id = $1 AND turn = 0', [
+    trajectoryId,
+  ]);
   return { result, row };
 }
 
@@ -40,11 +45,19 @@ describe('the generate activity', () => {
       'ratchet-gpu@host/127.0.0.1:30000',
     );
     expect(result.affinityQueue).toBe('ratchet-gpu@host/127.0.0.1:30000');
-    expect(row).toEqual({ served_by: 'ratchet-gpu@host/127.0.0.1:30000', cached_tokens: 4 });
+    expect(row).toMatchObject({ served_by: 'ratchet-gpu@host/127.0.0.1:30000', cached_tokens: 4 });
   });
 
   it('stores the backend URL for a worker without a queue of its own, and NULL where the server reports no cached tokens', async () => {
     const { row } = await generateOn('served/b', new ScriptedBackend([{ ids: [7, 8, 9] }]));
-    expect(row).toEqual({ served_by: 'http://scripted.invalid', cached_tokens: null });
+    expect(row).toMatchObject({ served_by: 'http://scripted.invalid', cached_tokens: null });
+  });
+
+  it("stores the attempt's queue wait from Temporal's schedule time of the attempt, and its generation time (migration 018)", async () => {
+    const { row } = await generateOn('served/timed', new ScriptedBackend([{ ids: [7, 8, 9] }]), undefined, 1_500);
+    expect(row.queue_ms).toBeGreaterThanOrEqual(1_500);
+    expect(row.queue_ms).toBeLessThan(1_500 + 5_000);
+    expect(row.generate_ms).toBeGreaterThanOrEqual(0);
+    expect(row.generate_ms).toBeLessThan(5_000);
   });
 });

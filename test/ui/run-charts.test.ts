@@ -161,7 +161,7 @@ describe("the run page's charts", () => {
     );
   });
 
-  it('charts throughput over time from the stored rows (tokens per second, trajectories per minute), and says where latency is', async () => {
+  it('charts throughput over time from the stored rows (tokens per second, trajectories per minute), and latency over the same buckets', async () => {
     await open('/runs/curves');
     const view = (await (await fetch(`${ui.url}/api/runs/curves`)).json()) as { charts: ChartSpec[]; curves: RunCurves };
     const { overTime, bucketSeconds } = view.curves;
@@ -172,7 +172,17 @@ describe("the run page's charts", () => {
     const perMinute = view.charts.find((c) => c.id === 'chart-trajectories-over-time')!;
     expect(perMinute.y[0]).toEqual(overTime.map((p) => (p.samples * 60) / bucketSeconds!));
     expect((await drawn('chart-throughput-over-time'))!.data[1]).toEqual(tokens.y[0]);
-    expect(await page.$eval('#latency-note', (el) => el.textContent)).toContain('not stored in Postgres');
+    // Queue, generate and verify latency over the same buckets, each chart naming its definition; this run's rows were
+    // written without timings (as before migration 018): every point a gap, never 0, and the chart says why.
+    expect(await page.$eval('#latency-note', (el) => el.textContent)).toContain('stored with the turn since migration 018');
+    for (const phase of ['queue', 'generate', 'verify']) {
+      const latency = view.charts.find((c) => c.id === `chart-${phase}-latency-over-time`)!;
+      expect(latency.title).toContain(`${phase}: `);
+      expect(latency.x).toEqual(tokens.x);
+      expect(latency.y.flat().every((v) => v === null)).toBe(true);
+      expect(latency.empty).toContain('keep no timings');
+      expect(await page.$(`#chart-${phase}-latency-over-time`)).not.toBeNull();
+    }
   });
 
   it('smooths lines by pooling neighbouring points weighted by their samples, on request, and back', async () => {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { latencyOf, type TurnLatency } from './turn-latency.js';
 
 /**
  * A run's curves, read from the aggregates migration 012 keeps (src/store/schema/run-curves-sql.ts): each query reads rows
@@ -24,6 +25,8 @@ export interface RunCurves {
     /** Groups finished in the bucket, and the share of them with no training signal (every member the same R₀). */
     groups: number;
     noSignalShare: number | null;
+    /** Queue, generation and verification latency of the bucket's turns (TURN_LATENCY, src/store/read/turn-latency.ts): null where no turn was timed. */
+    latency: TurnLatency;
   }[];
   /** Seconds each overTime bucket spans (the newest may be partly in the future); null when there is none. */
   bucketSeconds: number | null;
@@ -91,6 +94,16 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
       runId,
     ]),
   ]);
+  const bucketSeconds: number | null = overTime.rows[0]?.width ?? null;
+  const latency =
+    bucketSeconds === null
+      ? []
+      : await bucketLatency(
+          pool,
+          runId,
+          overTime.rows.map((row) => Number(row.time)),
+          bucketSeconds,
+        );
   const byTurnVersion = turns.rows.map((row) => ({
     version: row.version,
     turn: row.turn,
@@ -101,7 +114,7 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
   return {
     byTurn: pooledTurns(turns.rows),
     byTurnVersion,
-    overTime: overTime.rows.map((row) => ({
+    overTime: overTime.rows.map((row, i) => ({
       time: Number(row.time),
       samples: row.n,
       firstTurnSuccess: row.first_rate,
@@ -112,13 +125,50 @@ export async function runCurves(pool: pg.Pool, runId: string): Promise<RunCurves
       meanOutputTokens: row.tokens,
       groups: row.groups,
       noSignalShare: row.no_signal,
+      latency: latency[i]!,
     })),
-    bucketSeconds: overTime.rows[0]?.width ?? null,
+    bucketSeconds,
     outputLengths: lengths.rows.map((row) => ({ from: row.bar * row.width * LENGTH_BIN, to: (row.bar + 1) * row.width * LENGTH_BIN, turns: row.n })),
     advantages: centredAdvantageBars(advantages.rows),
     staleness: staleness.rows.map((row) => ({ staleness: row.staleness, members: row.n })),
     groupsByVersion: groups.rows.map((row) => ({ version: row.version, groups: row.n, noSignalShare: row.share })),
   };
+}
+
+/**
+ * Latency per bucket that closed more than CLOSED_AFTER_MS ago, per pool and run: such a bucket gains no turns (a
+ * trajectory's finished_at is when it was stored), so the page's poll reads only the buckets still filling, not 60
+ * of them (~14 ms of Postgres at a million trajectories, which a loaded machine multiplies). At most CACHED_BUCKETS
+ * entries per pool, the oldest dropped first.
+ */
+const closedLatency = new WeakMap<pg.Pool, Map<string, TurnLatency>>();
+const CLOSED_AFTER_MS = 5 * 60_000;
+const CACHED_BUCKETS = 20_000;
+
+/** Each bucket's turn latency, by the one definition (migration 018's ratchet_turn_latency), over its own span. */
+async function bucketLatency(pool: pg.Pool, runId: string, starts: readonly number[], seconds: number): Promise<TurnLatency[]> {
+  let closed = closedLatency.get(pool);
+  if (!closed) closedLatency.set(pool, (closed = new Map()));
+  const key = (start: number) => `${runId}\u0000${seconds}\u0000${start}`;
+  const missing = starts.filter((start) => !closed.has(key(start)));
+  const read = new Map<number, TurnLatency>();
+  if (missing.length > 0) {
+    const { rows } = await pool.query(
+      `SELECT b.start, l.* FROM unnest($2::float8[]) b(start)
+       CROSS JOIN LATERAL ratchet_turn_latency($1, to_timestamp(b.start / 1000), to_timestamp(b.start / 1000) + make_interval(secs => $3)) l`,
+      [runId, missing, seconds],
+    );
+    const closedBefore = Date.now() - CLOSED_AFTER_MS;
+    for (const row of rows) {
+      const start = Number(row.start);
+      const latency = latencyOf(row);
+      read.set(start, latency);
+      if (start + seconds * 1000 >= closedBefore) continue;
+      closed.set(key(start), latency);
+      if (closed.size > CACHED_BUCKETS) closed.delete(closed.keys().next().value!);
+    }
+  }
+  return starts.map((start) => closed.get(key(start)) ?? read.get(start)!);
 }
 
 /** Minutes for a run stored over up to 12 hours, else hours: two probes of run_minutes' primary key. */

@@ -3,6 +3,7 @@ import { readRun } from '../write/rollout-groups.js';
 import { latestPolicyVersion } from '../write/policy-versions.js';
 import { readOneRunAggregates, readRunAggregates, readRunConfigs, type RunAggregates } from './run-aggregates.js';
 import { countersOf, type RunCounters } from './run-views.js';
+import { recentTurnLatency, type TurnLatency } from './turn-latency.js';
 import type { FailureClass } from '../../trajectory/failure.js';
 import type { RunConfig } from '../../admission/group-membership.js';
 import { admissionCapacity, type AdmissionCounters, type StalenessBound } from '../../admission/staleness.js';
@@ -46,13 +47,22 @@ export interface RunStatus extends StalenessBound {
   trajectories: Pick<RunCounters, 'submitted' | 'queued' | 'running' | 'completed' | 'failed'>;
   /** Failed trajectories (not groups), by failure type and by class (infrastructure or data). */
   failures: FailureCounts;
+  /**
+   * Queue, generate and verify latency now (ms, p50 and p95 over the turns of the newest 50 stored trajectories:
+   * TURN_LATENCY, src/store/read/turn-latency.ts, the run page's definition); read by runStatus, not by activeRuns.
+   */
+  latency?: TurnLatency;
 }
 
 export async function runStatus(pool: pg.Pool, runId: string): Promise<RunStatus | undefined> {
   const run = await readRun(pool, runId);
   if (!run) return undefined;
-  const [latest, aggregates] = await Promise.all([latestPolicyVersion(pool), readOneRunAggregates(pool, runId)]);
-  return statusOf(run, aggregates, latest?.version ?? 0);
+  const [latest, aggregates, latency] = await Promise.all([
+    latestPolicyVersion(pool),
+    readOneRunAggregates(pool, runId),
+    recentTurnLatency(pool, runId),
+  ]);
+  return { ...statusOf(run, aggregates, latest?.version ?? 0), latency };
 }
 
 /** A run and where it stands: its trajectory counters, and its status where it is a training run. */

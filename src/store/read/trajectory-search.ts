@@ -77,14 +77,51 @@ export async function listTrajectories(
   pageSize = PAGE_SIZE,
 ): Promise<TrajectoryPage> {
   if (filter.status === 'running') return { entries: [], next: null, total: { count: 0, exact: true } };
-  const key = SORT_KEYS[order.sort];
   const where = await storedConditions(pool, filter);
+  const [page, total] = await Promise.all([readPage(pool, filter, order, where, after, pageSize), countStored(pool, filter, where)]);
+  return { ...page, total };
+}
+
+/**
+ * Pages of the same list without their total (the CSV download reads page after page: one bounded count per page
+ * would cost as much again as the rows). `pageSizes` gives each page's size in turn, the last one repeating; at most
+ * `limit` rows in all.
+ */
+export async function* trajectoryPages(
+  pool: pg.Pool,
+  filter: TrajectoryFilter,
+  order: TrajectoryOrder,
+  limit: number,
+  pageSizes: readonly number[],
+): AsyncGenerator<Omit<TrajectoryPage, 'total'>> {
+  if (filter.status === 'running') return;
+  const where = await storedConditions(pool, filter);
+  let after: string | undefined;
+  let rows = 0;
+  for (let i = 0; rows < limit; i++) {
+    const page = await readPage(pool, filter, order, where, after, Math.min(pageSizes[Math.min(i, pageSizes.length - 1)]!, limit - rows));
+    rows += page.entries.length;
+    yield page;
+    if (!page.next) return;
+    after = page.next;
+  }
+}
+
+async function readPage(
+  pool: pg.Pool,
+  filter: TrajectoryFilter,
+  order: TrajectoryOrder,
+  where: Conditions,
+  after: string | undefined,
+  pageSize: number,
+): Promise<Omit<TrajectoryPage, 'total'>> {
+  const key = SORT_KEYS[order.sort];
   const cursor = decodeCursor(after, order.sort);
   const params = [...where.params];
   // Stale, newest (or oldest) first: walk the run's stale trajectories in finish order (migration 017) and read
   // only those rows, instead of walking the whole run and probing each row's member.
   const staleWalk = filter.stale === true && order.sort === 'finished';
-  let condition = staleWalk ? where.sql : withStale(where);
+  let condition = staleWalk ? where.beyondRun : withStale(where);
   const direction = order.direction === 'desc' ? 'DESC' : 'ASC';
   if (cursor) {
     params.push(cursor.value, cursor.trajectoryId);
@@ -98,9 +135,8 @@ export async function listTrajectories(
     : where.fenced
       ? `(SELECT * FROM trajectories t WHERE ${condition} OFFSET 0) t`
       : `trajectories t WHERE ${condition}`;
-  const [{ rows }, total] = await Promise.all([
-    pool.query(
-      `WITH page AS (
+  const { rows } = await pool.query(
+    `WITH page AS (
          SELECT trajectory_id, qid, status, num_turns, ${SORT_KEYS.successes.sql} AS successes, rewards[1] AS reward, failure_type, output_tokens,
                 finished_at, seq_no_eos_mask, (${key.sql}) AS sort_key
          FROM ${source}
@@ -111,10 +147,8 @@ export async function listTrajectories(
                        (SELECT array_agg(x.verdict ORDER BY x.turn) FROM turn_texts x WHERE x.trajectory_id = p.trajectory_id)) AS verdicts,
               (SELECT m.staleness FROM rollout_members m WHERE m.trajectory_id = p.trajectory_id) AS staleness
        FROM page p ORDER BY sort_key ${direction}, trajectory_id ${direction}`,
-      params,
-    ),
-    countStored(pool, filter, where),
-  ]);
+    params,
+  );
   const page = rows.slice(0, pageSize);
   const last = page.at(-1);
   return {
@@ -133,7 +167,6 @@ export async function listTrajectories(
       finishedAt: row.finished_at,
     })),
     next: rows.length > pageSize && last ? encodeCursor(order.sort, last.sort_value, last.trajectory_id) : null,
-    total,
   };
 }
 
@@ -199,6 +232,11 @@ export async function listRunning(pool: pg.Pool, filter: TrajectoryFilter, limit
 /** The stored rows' WHERE clause (over `trajectories t`) and its parameters. */
 interface Conditions {
   sql: string;
+  /**
+   * `sql` less the run's own condition: where the rows come from run_stale_trajectories (one run's already), so a
+   * trajectory is looked up by its primary key rather than by an index led by run_id (a skip scan per row).
+   */
+  beyondRun: string;
   params: unknown[];
   /** Only run and qid (and status) are constrained: the per-problem counts give the total exactly. */
   countable: boolean;
@@ -247,9 +285,12 @@ async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promis
   if (failedVerdict) {
     add((n) => `t.trajectory_id IN (SELECT f.trajectory_id FROM failed_turn_verdicts f WHERE f.run_id = $1 AND f.verdict = ${n})`, filter.verdict);
   } else if (filter.verdict) {
+    // A completed trajectory's verdicts are in its monitor records (narrow rows), a failed one's in migration 017's
+    // failed_turn_verdicts (a primary-key probe that reads no heap): never the wide turn_texts rows, which a
+    // completed trajectory that does not match used to be probed in too.
     add(
       (n) => `(EXISTS (SELECT 1 FROM monitor_records r WHERE r.trajectory_id = t.trajectory_id AND r.verdict = ${n})
-      OR EXISTS (SELECT 1 FROM turn_texts x WHERE x.trajectory_id = t.trajectory_id AND x.verdict = ${n}))`,
+      OR EXISTS (SELECT 1 FROM failed_turn_verdicts f WHERE f.trajectory_id = t.trajectory_id AND f.verdict = ${n}))`,
       filter.verdict,
     );
   }
@@ -259,6 +300,7 @@ async function storedConditions(pool: pg.Pool, filter: TrajectoryFilter): Promis
   if (filter.correctThenWrong) parts.push('ratchet_correct_then_wrong(t.successes)');
   return {
     sql: parts.join(' AND '),
+    beyondRun: parts.slice(1).join(' AND ') || 'true',
     params,
     countable,
     qids,
@@ -290,9 +332,14 @@ async function countStored(pool: pg.Pool, filter: TrajectoryFilter, where: Condi
     );
     return { count: Number(row!.n), exact: true };
   }
+  // Counted in the list's own order (newest first) where the walk is the run's: an index chosen for run_id alone may walk
+  // the run by turns or tokens, where a verdict's matches lie thin (1-turn trajectories are rarely wrong) and the
+  // bounded count read 10,000 rows at a million to find 1,001. The LIMIT keeps every plan a bounded index walk.
   const sql = where.stale
-    ? `SELECT 1 FROM run_stale_trajectories s JOIN trajectories t ON t.trajectory_id = s.trajectory_id WHERE s.run_id = $1 AND ${where.sql}`
-    : `SELECT 1 FROM trajectories t WHERE ${where.sql}`;
+    ? `SELECT 1 FROM run_stale_trajectories s JOIN trajectories t ON t.trajectory_id = s.trajectory_id WHERE s.run_id = $1 AND ${where.beyondRun}`
+    : where.fenced
+      ? `SELECT 1 FROM trajectories t WHERE ${where.sql}`
+      : `SELECT 1 FROM trajectories t WHERE ${where.sql} ORDER BY t.finished_at DESC`;
   try {
     // Bounded twice: at COUNT_LIMIT matches, and in time (a rare filter over a million rows finds few matches
     // in many rows); past the time the planner's estimate stands in, and says it is one.

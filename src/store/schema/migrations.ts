@@ -6,6 +6,7 @@ import { SERVED_WEIGHTS_SQL } from './served-weights-sql.js';
 import { TRAJECTORY_FILTERS_SQL } from './trajectory-filters-sql.js';
 import { TRAJECTORY_SEARCH_SQL } from './trajectory-search-sql.js';
 import { TURN_SERVERS_SQL } from './turn-servers-sql.js';
+import { TURN_TIMINGS_SQL } from './turn-timings-sql.js';
 
 /**
  * Schema changes, applied in order, each once. Never edit one that has shipped: add the next (test/frozen checks
@@ -341,6 +342,8 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   // The trajectory list's stale, failed-with-a-verdict and ✓-then-✗ filters from tables and an index kept by the database, and
   // per-problem turn-1 passes (src/store/schema/trajectory-filters-sql.ts).
   { id: '017_trajectory_filters', sql: TRAJECTORY_FILTERS_SQL },
+  // Each turn's queue, generation and verification time, and the latency percentiles' one definition (src/store/schema/turn-timings-sql.ts).
+  { id: '018_turn_timings', sql: TURN_TIMINGS_SQL },
 ];
 
 /**

@@ -69,10 +69,11 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
     // counts turns on their previous server sees each turn beside the one before: src/store/schema/turn-servers-sql.ts).
     const generatedBy = new Map(trajectory.texts.map((text) => [text.turn, text]));
     await client.query(
-      `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens)
-       SELECT $1, turn, $2, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens
-       FROM unnest($3::int[], $4::int[], $5::int[], $6::boolean[], $7::text[], $8::int[], $9::int[], $10::text[], $11::int[])
-         AS t(turn, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens)`,
+      `INSERT INTO monitor_records (trajectory_id, turn, qid, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens,
+         queue_ms, generate_ms, verify_ms)
+       SELECT $1, turn, $2, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens, queue_ms, generate_ms, verify_ms
+       FROM unnest($3::int[], $4::int[], $5::int[], $6::boolean[], $7::text[], $8::int[], $9::int[], $10::text[], $11::int[], $12::int[], $13::int[], $14::int[])
+         AS t(turn, version_start, version_end, success, verdict, prompt_len, answer_len, served_by, cached_tokens, queue_ms, generate_ms, verify_ms)`,
       [
         trajectory.trajectoryId,
         storableText(trajectory.qid),
@@ -85,6 +86,9 @@ export async function storeCompletedTrajectory(pool: pg.Pool, trajectory: Comple
         turns.map((t) => t.outputLen),
         turns.map((t) => storableText(generatedBy.get(t.turn)?.servedBy ?? null)),
         turns.map((t) => generatedBy.get(t.turn)?.cachedTokens ?? null),
+        turns.map((t) => generatedBy.get(t.turn)?.queueMs ?? null),
+        turns.map((t) => generatedBy.get(t.turn)?.generateMs ?? null),
+        turns.map((t) => generatedBy.get(t.turn)?.verifyMs ?? null),
       ],
     );
     await insertTurnTexts(client, trajectory.trajectoryId, trajectory.texts);

@@ -20,6 +20,9 @@ export interface StoredTurnOutput {
   servedBy?: string;
   /** Prompt tokens the server reported served from its prefix cache; undefined where it reports none. */
   cachedTokens?: number;
+  /** The attempt's wait from Temporal scheduling it to a GPU worker starting it, and its generation (ms; migration 018). */
+  queueMs?: number;
+  generateMs?: number;
 }
 
 export class ContextMismatch extends Error {
@@ -90,12 +93,13 @@ export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): P
   // stalled GPU worker's, after the trajectory was stored and its working rows dropped) stores nothing.
   const result = await pool.query(
     `INSERT INTO turn_outputs (trajectory_id, turn, attempt, context_len, output_ids, output_logprobs, finish_reason, version_start, version_end, output_versions,
-       served_by, cached_tokens)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
+       served_by, cached_tokens, queue_ms, generate_ms)
+     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 FROM trajectory_prompts WHERE trajectory_id = $1 FOR SHARE
      ON CONFLICT (trajectory_id, turn) DO UPDATE SET
        attempt = EXCLUDED.attempt, context_len = EXCLUDED.context_len, output_ids = EXCLUDED.output_ids,
        output_logprobs = EXCLUDED.output_logprobs, output_versions = EXCLUDED.output_versions, finish_reason = EXCLUDED.finish_reason,
        version_start = EXCLUDED.version_start, version_end = EXCLUDED.version_end, served_by = EXCLUDED.served_by, cached_tokens = EXCLUDED.cached_tokens,
+       queue_ms = EXCLUDED.queue_ms, generate_ms = EXCLUDED.generate_ms,
        answer_text = NULL, extracted_answer = NULL, verdict = NULL, feedback_ids = NULL, feedback_text = NULL, updated_at = now()
      WHERE turn_outputs.attempt < EXCLUDED.attempt`,
     [
@@ -111,9 +115,16 @@ export async function saveTurnOutput(pool: pg.Pool, output: StoredTurnOutput): P
       encodeInt32(output.outputVersions),
       storableText(output.servedBy ?? null),
       output.cachedTokens ?? null,
+      timingMs(output.queueMs),
+      timingMs(output.generateMs),
     ],
   );
   return result.rowCount === 1;
+}
+
+/** A timing as stored: whole milliseconds, never negative (clock skew between Temporal and a worker), null when unknown. */
+export function timingMs(ms: number | undefined): number | null {
+  return ms === undefined || !Number.isFinite(ms) ? null : Math.min(Math.max(Math.round(ms), 0), 2 ** 31 - 1);
 }
 
 /** A turn's stored generation, as the attempt that stored it reported it (no tokens: counts and versions). */
@@ -246,12 +257,14 @@ export async function saveVerdictAndFeedback(
   verdict: { answerText: string; extracted: string | null; status: string; detail?: string },
   feedback: { ids: readonly number[]; text: string },
   environmentStep?: EnvironmentStepRecord,
+  /** The environment step's run up to this write (ms; migration 018). */
+  verifyMs?: number,
 ): Promise<StoredJudgement | undefined> {
   const {
     rows: [saved],
   } = await pool.query<JudgementRow>(
     `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, verdict_detail = $8,
-       environment_step = $9, updated_at = now()
+       environment_step = $9, verify_ms = $10, updated_at = now()
      WHERE trajectory_id = $1 AND turn = $2 AND verdict IS NULL
      RETURNING answer_text, extracted_answer, verdict, feedback_ids, environment_step`,
     [
@@ -264,6 +277,7 @@ export async function saveVerdictAndFeedback(
       storableText(feedback.text),
       storableText(boundedDetail(verdict.detail)),
       environmentStep === undefined ? null : storableJson(environmentStep),
+      timingMs(verifyMs),
     ],
   );
   if (saved) return storedJudgement(saved);
@@ -303,13 +317,18 @@ export interface StoredTurn {
   /** The server that generated the turn, and the prompt tokens it reported cached (null: unknown, unreported). */
   servedBy?: string | null;
   cachedTokens?: number | null;
+  /** The turn's timings (ms; null: not timed, a turn written before migration 018). */
+  queueMs?: number | null;
+  generateMs?: number | null;
+  verifyMs?: number | null;
 }
 
 export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
     `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text,
-            verdict_detail, environment_step, served_by, cached_tokens FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`,
+            verdict_detail, environment_step, served_by, cached_tokens, queue_ms, generate_ms, verify_ms
+     FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`,
     [trajectoryId],
   );
   return {
@@ -329,6 +348,9 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
       environmentStep: row.environment_step,
       servedBy: row.served_by,
       cachedTokens: row.cached_tokens,
+      queueMs: row.queue_ms,
+      generateMs: row.generate_ms,
+      verifyMs: row.verify_ms,
     })),
   };
 }

@@ -5,6 +5,8 @@ import { fixed, runHref, type Html } from '../layout.js';
 import type { RunChartsView } from '../run-charts-view.js';
 import { MAX_COMPARED, runColour } from '../chart-overlay.js';
 import { FEW_SAMPLES, type ChartSpec } from '../training-charts.js';
+import { LATENCY_CHARTS } from '../curve-charts.js';
+import { LATENCY_PHASES, LATENCY_SAMPLE, TURN_LATENCY } from '../../store/read/turn-latency.js';
 import { chartBoxes } from './chart-boxes.js';
 import { trainingSection } from './training-section.js';
 
@@ -16,12 +18,12 @@ const SECTIONS: readonly [title: string, ids: readonly string[]][] = [
     'Output length and truncation',
     ['chart-lengths', 'chart-length-over-time', 'chart-truncation-over-time', 'chart-length-by-version', 'chart-truncation-by-version'],
   ],
-  ['Throughput', ['chart-throughput-over-time', 'chart-trajectories-over-time']],
+  ['Throughput and latency', ['chart-throughput-over-time', 'chart-trajectories-over-time', ...LATENCY_CHARTS]],
 ];
-/** What the throughput section cannot show from stored rows, said where it would be. */
+/** The latency charts' definitions, said under them once (each chart's title names its own). */
 export const LATENCY_NOTE =
-  'Queue, generation and verification latency are not stored in Postgres (a turn keeps no timings): the workers export ' +
-  "them to Prometheus as Temporal's temporal_activity_execution_latency by activity type (generate, environmentStep; deploy/grafana charts them).";
+  `Latency per turn, stored with the turn since migration 018: ${LATENCY_PHASES.map((phase) => TURN_LATENCY[phase]).join('; ')}. ` +
+  `Each point: ${LATENCY_SAMPLE}; the same figures as \`ratchet runs status\`, /metrics' ratchet_turn_latency_seconds and the Python client's run_status.`;
 
 export interface RunChartsPart {
   runId: string;
@@ -50,7 +52,7 @@ export function runCharts({ runId, view, settings, batches, runIds }: RunChartsP
 <option value="all">every x axis</option><option value="time">time</option><option value="version">policy version</option><option value="step">training step</option></select>
  · smoothing <select id="smoothing" onchange="RatchetUI.smooth(this.value)" title="Each point of a line pooled with its neighbours, weighted by the samples each rests on (a smoothed rate is the rate of the pooled samples); gaps stay gaps">
 <option value="0">off</option><option value="1">3 points</option><option value="3">7 points</option><option value="7">15 points</option></select></p>
-${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}${title === 'Throughput' ? html`<p class="muted" id="latency-note">${LATENCY_NOTE}</p>` : ''}`)}
+${SECTIONS.map(([title, ids]) => html`<h2>${title}</h2>${chartBoxes(byId(ids))}${title === 'Throughput and latency' ? html`<p class="muted" id="latency-note">${LATENCY_NOTE}</p>` : ''}`)}
 ${trainingSection(
   view.training,
   view.charts.filter((chart) => !placed.has(chart.id)),
