@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import type { z } from 'zod';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
 
@@ -21,8 +23,70 @@ export async function send(url: string, init: RequestInit & { json?: unknown }, 
   }
 }
 
+/** A streamed answer: its status, its body's bytes as they arrive, or its whole text (for an error's message). */
+export interface StreamedResponse {
+  status: number;
+  ok: boolean;
+  /** Leaving a loop over it early closes the connection. */
+  body: AsyncIterable<Uint8Array>;
+  text(): Promise<string>;
+}
+
+// Connections kept open between requests, as fetch's own pool keeps them.
+const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+/** fetch's (undici's) limit on a silent server: no headers, or no body bytes, for this long fails the request. */
+const IDLE_TIMEOUT_MS = 300_000;
+
+/**
+ * POSTs `json` for a streamed answer over node:http, the token stream's request on every turn: fetch costs several
+ * times the CPU per request (its Request and Response objects, web streams, and a copy of the body kept for
+ * redirects). It fails as `send` does: PolicyUnavailable naming the network error, or the reason of `signal`.
+ * Unlike fetch it follows no redirect (an inference server answers /generate itself); a 3xx is a failed request.
+ */
+export function postForStream(url: string, json: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<StreamedResponse> {
+  return new Promise((resolve, reject) => {
+    const fail = (error: unknown) =>
+      reject(signal?.aborted ? signal.reason : new PolicyUnavailable(url, describeNetworkError(error), { cause: error }));
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    const protocol = target.protocol === 'https:' ? 'https:' : target.protocol === 'http:' ? 'http:' : undefined;
+    if (!protocol) {
+      fail(new Error(`unsupported protocol ${target.protocol}`));
+      return;
+    }
+    const payload = Buffer.from(JSON.stringify(json));
+    const request = (protocol === 'https:' ? https : http).request(
+      target,
+      {
+        method: 'POST',
+        agent: AGENTS[protocol],
+        headers: { ...JSON_HEADERS, accept: '*/*', ...headers, 'content-length': String(payload.length) },
+        ...(signal ? { signal } : {}),
+      },
+      (response) => {
+        const status = response.statusCode ?? 0;
+        resolve({ status, ok: status >= 200 && status < 300, body: response, text: () => readText(response) });
+      },
+    );
+    request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`no data from the server for ${IDLE_TIMEOUT_MS / 1000} s`)));
+    request.on('error', fail);
+    request.end(payload);
+  });
+}
+
+async function readText(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const bytes of body) parts.push(Buffer.from(bytes));
+  return Buffer.concat(parts).toString('utf8');
+}
+
 /** The typed error for a non-2xx answer: 429 and 5xx are the server's trouble (retry), other 4xx the request's. */
-export async function failureFor(url: string, response: Response): Promise<Error> {
+export async function failureFor(url: string, response: { status: number; text(): Promise<string> }): Promise<Error> {
   const body = await response.text().catch(() => '');
   const message = serverMessage(body);
   if (response.status === 429 || response.status >= 500) return new PolicyUnavailable(url, `HTTP ${response.status}: ${message.slice(0, 300)}`);

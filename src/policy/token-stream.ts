@@ -1,6 +1,6 @@
 import type { FinishReason } from '../trajectory/turn.js';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
-import { describeNetworkError, failureFor, send } from './policy-http.js';
+import { describeNetworkError, failureFor, postForStream } from './policy-http.js';
 import { serverSentData } from './server-sent-events.js';
 
 export interface TokenStreamCall {
@@ -32,17 +32,20 @@ class ConsumerError {
  * tokens delivered so far stay delivered, and the caller decides whether to resume.
  */
 export async function runTokenStream(call: TokenStreamCall): Promise<FinishReason> {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  call.signal?.addEventListener('abort', stop, { once: true });
-  call.interrupt?.addEventListener('abort', stop, { once: true });
+  // One signal stops the request: the caller's own where there is no interruption to join it with (SGLang's case,
+  // every turn), so no controller and listeners are made per request for nothing.
+  const controller = call.interrupt ? new AbortController() : undefined;
+  const stop = () => controller?.abort();
+  if (controller) {
+    call.signal?.addEventListener('abort', stop, { once: true });
+    call.interrupt?.addEventListener('abort', stop, { once: true });
+  }
   let finished: FinishReason | undefined;
   try {
     call.signal?.throwIfAborted();
     if (call.interrupt?.aborted) return 'abort';
-    const response = await send(call.url, { method: 'POST', json: call.body, headers: call.headers }, controller.signal);
+    const response = await postForStream(call.url, call.body, call.headers, controller?.signal ?? call.signal);
     if (!response.ok) throw await failureFor(call.url, response);
-    if (!response.body) throw new PolicyProtocolError(call.url, 'streaming response has no body');
     for await (const data of serverSentData(response.body)) {
       if (data === '[DONE]') break;
       let finish: FinishReason | undefined;
@@ -66,7 +69,9 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
     if (error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable) throw error;
     throw new PolicyUnavailable(call.url, `connection dropped mid-stream (${describeNetworkError(error)})`, { cause: error });
   } finally {
-    call.signal?.removeEventListener('abort', stop);
-    call.interrupt?.removeEventListener('abort', stop);
+    if (controller) {
+      call.signal?.removeEventListener('abort', stop);
+      call.interrupt?.removeEventListener('abort', stop);
+    }
   }
 }
