@@ -153,7 +153,13 @@ async function generateTurn(
     if (claimed) await dropTurnCheckpoint(pool, key);
     return { outputLen: 0, finishReason: 'length', versionStart: version, versionEnd: version, contextExhausted: true };
   }
-  const checkpoint = new TurnCheckpointWriter(pool, key, resumed.ids.length, (tokens) => heartbeat(context, key.attempt, tokens));
+  const checkpoint = new TurnCheckpointWriter(
+    pool,
+    key,
+    resumed.ids.length,
+    (tokens) => heartbeat(context, key.attempt, tokens),
+    context.cancellationSignal,
+  );
   const generationStarted = performance.now();
   const { output, finishReason, cachedTokens } = await superseded(
     generateResumable(
@@ -163,7 +169,8 @@ async function generateTurn(
         maxNewTokens: budget,
         sampling,
         requestId: `${input.trajectoryId}/${input.turn}/${key.attempt}`,
-        signal: AbortSignal.any([context.cancellationSignal, checkpoint.signal]),
+        // The activity's cancellation or a lost checkpoint, whichever comes first.
+        signal: checkpoint.signal,
       },
       resumed,
       currentVersion,

@@ -21,7 +21,9 @@ export async function resumeTurn(
  * Appends a generating turn's new tokens to its checkpoint, one write at a time: a request while a write is in
  * flight is folded into the next write, which takes every token up to then, so streaming never waits on
  * Postgres. `onCommitted` runs after each commit (the heartbeat, so it never points past the checkpoint).
- * When the checkpoint is lost to a newer attempt, `signal` aborts, so generation stops at once.
+ * When the checkpoint is lost to a newer attempt, `signal` aborts, so generation stops at once; it also aborts,
+ * with the same reason, when `cancelled` (the activity's cancellation) does: one signal for both, where
+ * `AbortSignal.any` made a third on every turn.
  */
 export class TurnCheckpointWriter {
   private readonly aborter = new AbortController();
@@ -38,7 +40,11 @@ export class TurnCheckpointWriter {
     private readonly key: TurnCheckpointKey,
     private committed: number,
     private readonly onCommitted: (tokens: number) => void,
-  ) {}
+    cancelled?: AbortSignal,
+  ) {
+    if (cancelled?.aborted) this.aborter.abort(cancelled.reason);
+    else cancelled?.addEventListener('abort', () => this.aborter.abort(cancelled.reason), { once: true });
+  }
 
   get signal(): AbortSignal {
     return this.aborter.signal;

@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateActivity, type GenerateResult } from '../../src/activities/generate.js';
 import { checkpointHeartbeat } from '../../src/activities/partial-output.js';
 import { savePrompt } from '../../src/store/write/turn-store.js';
@@ -64,5 +64,28 @@ describe('a generate retry after an attempt that stored the whole turn and died 
     });
     expect(retry).toMatchObject({ outputLen: 40, resumedTokens: 0 });
     expect(backend.requests.length).toBe(1);
+  });
+});
+
+describe('a generate attempt cancelled by Temporal', () => {
+  it("stops the server's stream at once, with the cancellation as the reason", async () => {
+    const trajectoryId = 'cancelled-mid-stream';
+    const contextLen = (await savePrompt(db.pool, trajectoryId, [1, 2, 3, 4, 5], 'What is 2+2?'))!;
+    let seen: AbortSignal | undefined;
+    const backend = countingBackend();
+    // A server that streams until the request's signal stops it.
+    backend.generate = (request) => {
+      seen = request.signal;
+      return new Promise((_, reject) => request.signal!.addEventListener('abort', () => reject(request.signal!.reason), { once: true }));
+    };
+    const env = new MockActivityEnvironment({ attempt: 1 });
+    const attempt = env.run(
+      generateActivity(db.pool, backend, () => 3, 60_000),
+      { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 },
+    );
+    await vi.waitFor(() => expect(seen).toBeDefined());
+    env.cancel('test cancels');
+    await expect(attempt).rejects.toThrow(/cancel/i);
+    expect(seen!.aborted).toBe(true);
   });
 });

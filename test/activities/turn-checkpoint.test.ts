@@ -80,4 +80,18 @@ describe('checkpointing a generating turn', () => {
     // No heartbeat points past what the checkpoint holds.
     expect(committed).toEqual([8]);
   });
+
+  it("aborts with the activity's cancellation, whose reason it carries, without counting it as a lost checkpoint", () => {
+    const key = { trajectoryId: 'cancelled', turn: 0, attempt: 1 };
+    const cancellation = new AbortController();
+    const writer = new TurnCheckpointWriter(db.pool, key, 0, () => undefined, cancellation.signal);
+    expect(writer.signal.aborted).toBe(false);
+    const reason = new Error('activity cancelled');
+    cancellation.abort(reason);
+    expect(writer.signal.aborted).toBe(true);
+    expect(writer.signal.reason).toBe(reason);
+    expect(writer.stopped).toBeUndefined();
+    const late = new TurnCheckpointWriter(db.pool, key, 0, () => undefined, AbortSignal.abort(reason));
+    expect(late.signal.reason).toBe(reason);
+  });
 });
