@@ -1,5 +1,5 @@
 // bench:overhead for an earlier release and for this checkout, in one run, taking turns:
-// `npm run bench:overhead-against -- --baseline f9ea95c [--rounds 2] [-- <bench:overhead flags>]`.
+// `npm run bench:overhead-against -- --baseline f9ea95c [--rounds 2] [--bench='<bench:overhead flags>']`.
 // The baseline is checked out once into a worktree beside the temp folder (its own `npm ci` and build; it shares
 // this checkout's `.ratchet` tools: the Temporal CLI and the tokenizer), then the two take turns, so that a busy
 // machine slows both alike. Prints each process's CPU per trajectory, events per trajectory and, for the decode
@@ -12,14 +12,16 @@ import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 
 const run = promisify(execFile);
-const { values: flags, positionals } = parseArgs({
+const { values: flags } = parseArgs({
   options: {
     baseline: { type: 'string', default: 'f9ea95c' },
     rounds: { type: 'string', default: '1' },
     json: { type: 'string' },
+    // bench:overhead's own flags, as one string (with =, as it starts with a dash: --bench='--phases instant,decode').
+    bench: { type: 'string', default: '' },
   },
-  allowPositionals: true,
 });
+const benchFlags = flags.bench.split(' ').filter(Boolean);
 const here = path.resolve(import.meta.dirname, '..');
 
 async function baselineCheckout(ref: string): Promise<string> {
@@ -38,7 +40,7 @@ async function baselineCheckout(ref: string): Promise<string> {
 /** One `npm run bench:overhead` in `cwd`; its JSON objects (one per phase) from stdout. */
 function benchPass(cwd: string): Promise<Record<string, unknown>[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn('npm', ['run', '--silent', 'bench:overhead', '--', ...positionals], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('npm', ['run', '--silent', 'bench:overhead', '--', ...benchFlags], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.once('exit', (code) => {
