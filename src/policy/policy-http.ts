@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { z } from 'zod';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
 
@@ -27,13 +28,31 @@ export async function send(url: string, init: RequestInit & { json?: unknown }, 
 export interface StreamedResponse {
   status: number;
   ok: boolean;
-  /** Leaving a loop over it early closes the connection. */
+  /** Leaving a loop over it early leaves the connection open: `release` or `close` it then. */
   body: AsyncIterable<Uint8Array>;
   text(): Promise<string>;
+  /** The caller has what it wanted (the finish reason): the rest is read and dropped, and the connection reused. */
+  release(): void;
+  /** Closes the connection, which tells the server to stop (a request given up on). */
+  close(): void;
+}
+
+/** fetch's (undici's) keep-alive: an idle connection is closed after 4 s, before a server's own 5 s (uvicorn's) can. */
+const IDLE_CONNECTION_MS = 4_000;
+
+function keepAliveAgent<T extends http.Agent>(agent: T): T {
+  const keep = agent.keepSocketAlive.bind(agent);
+  agent.keepSocketAlive = (socket) => {
+    const kept = keep(socket) as unknown as boolean;
+    // A free socket whose timeout fires is destroyed by the agent; a request that takes it sets its own.
+    (socket as Socket).setTimeout(IDLE_CONNECTION_MS);
+    return kept as never;
+  };
+  return agent;
 }
 
 // Connections kept open between requests, as fetch's own pool keeps them.
-const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+const AGENTS = { 'http:': keepAliveAgent(new http.Agent({ keepAlive: true })), 'https:': keepAliveAgent(new https.Agent({ keepAlive: true })) };
 /** fetch's (undici's) limit on a silent server: no headers, or no body bytes, for this long fails the request. */
 const IDLE_TIMEOUT_MS = 300_000;
 
@@ -70,7 +89,14 @@ export function postForStream(url: string, json: unknown, headers: Record<string
       },
       (response) => {
         const status = response.statusCode ?? 0;
-        resolve({ status, ok: status >= 200 && status < 300, body: response, text: () => readText(response) });
+        resolve({
+          status,
+          ok: status >= 200 && status < 300,
+          body: response.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
+          text: () => readText(response),
+          release: () => void response.resume(),
+          close: () => void response.destroy(),
+        });
       },
     );
     request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`no data from the server for ${IDLE_TIMEOUT_MS / 1000} s`)));

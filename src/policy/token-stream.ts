@@ -1,6 +1,6 @@
 import type { FinishReason } from '../trajectory/turn.js';
 import { PolicyProtocolError, PolicyRejectedRequest, PolicyUnavailable } from './policy-errors.js';
-import { describeNetworkError, failureFor, postForStream } from './policy-http.js';
+import { describeNetworkError, failureFor, postForStream, type StreamedResponse } from './policy-http.js';
 import { serverSentData } from './server-sent-events.js';
 
 export interface TokenStreamCall {
@@ -41,13 +41,19 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
     call.interrupt?.addEventListener('abort', stop, { once: true });
   }
   let finished: FinishReason | undefined;
+  let response: StreamedResponse | undefined;
+  // Whether the server has said all the caller needs: then its connection is kept for the next request, else closed.
+  let done = false;
   try {
     call.signal?.throwIfAborted();
     if (call.interrupt?.aborted) return 'abort';
-    const response = await postForStream(call.url, call.body, call.headers, controller?.signal ?? call.signal);
+    response = await postForStream(call.url, call.body, call.headers, controller?.signal ?? call.signal);
     if (!response.ok) throw await failureFor(call.url, response);
     for await (const data of serverSentData(response.body)) {
-      if (data === '[DONE]') break;
+      if (data === '[DONE]') {
+        done = true;
+        break;
+      }
       let finish: FinishReason | undefined;
       try {
         finish = call.onData(data);
@@ -56,7 +62,10 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
           ? error
           : new ConsumerError(error);
       }
-      if (finish && !call.readPastFinish) return finish;
+      if (finish && !call.readPastFinish) {
+        done = true;
+        return finish;
+      }
       finished ??= finish;
     }
     if (finished) return finished;
@@ -69,6 +78,8 @@ export async function runTokenStream(call: TokenStreamCall): Promise<FinishReaso
     if (error instanceof PolicyProtocolError || error instanceof PolicyRejectedRequest || error instanceof PolicyUnavailable) throw error;
     throw new PolicyUnavailable(call.url, `connection dropped mid-stream (${describeNetworkError(error)})`, { cause: error });
   } finally {
+    if (done) response?.release();
+    else response?.close();
     if (controller) {
       call.signal?.removeEventListener('abort', stop);
       call.interrupt?.removeEventListener('abort', stop);

@@ -6,14 +6,14 @@ import { postForStream } from '../../src/policy/policy-http.js';
 
 let server: http.Server;
 let base = '';
-const seen: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+const seen: Array<{ headers: http.IncomingHttpHeaders; body: string; port: number }> = [];
 
 beforeAll(async () => {
   server = http.createServer((request, response) => {
     let body = '';
     request.on('data', (bytes: Buffer) => (body += bytes.toString()));
     request.on('end', () => {
-      seen.push({ headers: request.headers, body });
+      seen.push({ headers: request.headers, body, port: request.socket.remotePort! });
       if (request.url === '/stream') {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
         response.write('data: 1\n\n');
@@ -51,6 +51,21 @@ describe('the token stream’s POST (node:http)', () => {
     const last = seen.at(-1)!;
     expect(JSON.parse(last.body)).toEqual({ input_ids: [1, 2] });
     expect(last.headers).toMatchObject({ 'content-type': 'application/json', authorization: 'Bearer k', 'content-length': String(last.body.length) });
+  });
+
+  it('keeps the connection for the next request once released, and closes it when the caller gives up', async () => {
+    const first = await postForStream(`${base}/stream`, {});
+    for await (const bytes of first.body) if (Buffer.from(bytes).toString().includes('1')) break;
+    first.release();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = await postForStream(`${base}/stream`, {});
+    for await (const bytes of second.body) if (Buffer.from(bytes).toString().includes('1')) break;
+    second.close();
+    const third = await postForStream(`${base}/stream`, {});
+    await bodyText(third.body);
+    const [a, b, c] = seen.slice(-3).map((request) => request.port);
+    expect(b).toBe(a);
+    expect(c).not.toBe(b);
   });
 
   it('gives a failed answer’s status and text, and follows no redirect', async () => {
