@@ -12,6 +12,8 @@ ARG NPM_VERSION=11.19.1
 RUN npm install -g npm@${NPM_VERSION}
 # `npm ci` runs `prepare` (tsc), so the sources must be in place and dev deps installed.
 COPY package.json package-lock.json tsconfig.json ./
+# Ratchet's patch to the Temporal SDK (a switch for its per-promise stack traces), applied by npm ci's postinstall.
+COPY patches ./patches
 COPY src ./src
 RUN --mount=type=cache,target=/root/.npm npm ci \
  && npm prune --omit=dev

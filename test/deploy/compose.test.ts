@@ -371,6 +371,13 @@ describe('Dockerfile', () => {
     expect(dockerfile.indexOf('npm prune --omit=dev')).toBeGreaterThan(dockerfile.indexOf('npm ci'));
   });
 
+  it("applies Ratchet's patches to its dependencies (patches/, by npm ci's postinstall)", () => {
+    expect(instruction('COPY')).toContain('patches ./patches');
+    expect(dockerfile.indexOf('COPY patches')).toBeLessThan(dockerfile.search(/^RUN .*npm ci/m));
+    expect(read('.dockerignore').split('\n')).not.toContain('patches');
+    expect((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts.postinstall).toContain('patch-package --error-on-fail');
+  });
+
   it('runs as a non-root user', () => {
     expect(instruction('USER').at(-1)).toMatch(/^(?!root$|0$)\w+/);
   });
