@@ -84,7 +84,7 @@ describe('a generate attempt cancelled by Temporal', () => {
       { trajectoryId, turn: 0, contextLen, maxNewTokens: 100, temperature: 1 },
     );
     await vi.waitFor(() => expect(seen).toBeDefined());
-    env.cancel('test cancels');
+    env.cancel('CANCELLED');
     await expect(attempt).rejects.toThrow(/cancel/i);
     expect(seen!.aborted).toBe(true);
   });
