@@ -69,9 +69,11 @@ describe('the Ratchet UI in a real browser over a real run', () => {
     expect(points['chart-over-time']).toBeGreaterThan(0);
     expect(points['chart-lengths']).toBeGreaterThan(0);
     // Nine curves (success, reward, length and truncation over time, by turn and by version), two of throughput over
-    // time, and reward and success by turn by the generating policy version; a plain run has no groups (no signal or
-    // advantage charts), no batches (no staleness) and no trainer steps.
-    expect(await page.$$eval('.chart canvas', (canvases) => canvases.length)).toBe(13);
+    // time, three of queue, generate and verify latency over time (migration 018), and reward and success by turn by
+    // the generating policy version; a plain run has no groups (no signal or advantage charts), no batches (no
+    // staleness) and no trainer steps.
+    expect(await page.$$eval('.chart canvas', (canvases) => canvases.length)).toBe(16);
+    for (const phase of ['queue', 'generate', 'verify']) expect(points[`chart-${phase}-latency-over-time`]).toBeGreaterThan(0);
     expect(await page.$('#chart-step-parity')).toBeNull();
     const { rows } = await stack.pool.query(
       "SELECT turn, avg(success::int)::float8 AS rate FROM monitor_records WHERE trajectory_id LIKE 'ui/%' GROUP BY turn ORDER BY turn",
