@@ -48,6 +48,8 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     const { releaseTwoTrajectory } = await import(/* webpackMode: "eager" */ './releases/release-two.js');
     return releaseTwoTrajectory(input, continued);
   }
+  // The `state` query answers from the first activation on, not only once the request has been checked.
+  const state = answerStateQuery();
   const checked = await cpu.checkRequest({ request: input, workflowId: workflowInfo().workflowId });
   if ('invalid' in checked) return rejectInvalid(input, ApplicationFailure.nonRetryable(checked.invalid, FailureType.InvalidRequest));
   const request = input;
@@ -67,7 +69,8 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
     ...(environment ? { environment } : {}),
   };
   const turns: TurnRecord[] = [];
-  const { state, header } = startLiveState(request, options.turns, checked.page);
+  state.turns = options.turns;
+  const header = startLiveState(request, checked.page);
   let endReason: EndReason = 'turns';
   try {
     // A trajectory is born when it may start generating, not when it was queued.
@@ -117,21 +120,11 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
 }
 
 /**
- * The live state a person sees without reading history: the `state` query, the workflow's details (what the
+ * What a person sees without reading history, besides the `state` query: the workflow's details (what the
  * trajectory is, a link to its page, however the workflow was started), and the search attributes Ratchet's client
  * sets at start, set here when something else started the workflow.
  */
-function startLiveState(request: TrajectoryRequest, turns: number, page: string | undefined): { state: TrajectoryState; header: string } {
-  const state: TrajectoryState = {
-    phase: 'tokenizing',
-    turn: 0,
-    turns,
-    verdicts: [],
-    lastAnswerTail: null,
-    lastPredicted: null,
-    policyVersion: null,
-  };
-  setHandler(stateQuery, () => state);
+function startLiveState(request: TrajectoryRequest, page: string | undefined): string {
   const header = detailsHeader(request, page);
   setCurrentDetails(header);
   if (workflowInfo().typedSearchAttributes.get(QID) !== request.qid) {
@@ -140,7 +133,22 @@ function startLiveState(request: TrajectoryRequest, turns: number, page: string 
       { key: STATUS, value: request.group ? 'queued' : 'running' },
     ]);
   }
-  return { state, header };
+  return header;
+}
+
+/** The live state, answered by the `state` query from here on (queries add nothing to history). */
+function answerStateQuery(): TrajectoryState {
+  const state: TrajectoryState = {
+    phase: 'tokenizing',
+    turn: 0,
+    turns: 0,
+    verdicts: [],
+    lastAnswerTail: null,
+    lastPredicted: null,
+    policyVersion: null,
+  };
+  setHandler(stateQuery, () => state);
+  return state;
 }
 
 /** Waits in the group's queue until the staleness bound admits it (or continues as new); returns its birth time. */
