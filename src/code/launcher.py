@@ -88,9 +88,35 @@ if hasattr(sys, "set_int_max_str_digits"):
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 cpu = int(-(-timeout_s // 1)) + 1
 # The places a test may write (each a tmpfs of its own), as they are before the first test: every test after it
-# finds them so again (`wipe`).
+# finds them so again (`clean`). Before the first test a place holds nothing of an answer, only what the tool put
+# there: when the interpreter's tree lies under /tmp (a project checked out under /tmp), the tool binds it there,
+# read-only at its own path over the fresh tmpfs, and makes the directories on the tmpfs that lead to it. Cleaning
+# keeps that skeleton as it was: it never enters, counts or removes a mount, and empties and restores the
+# directories on the way to one instead of removing them.
 PLACES = ("/sandbox", "/tmp", "/dev/shm")
-FRESH = {place: os.stat(place) for place in PLACES}
+
+def fresh_places() -> "list[tuple[str, os.stat_result, frozenset[str] | None]]":
+    """What the places hold before the first test, each directory before what it holds: every directory of their
+    tmpfs (the places first) with the names in it that stay, and every mount below them (no names: never entered)."""
+    from stat import S_ISDIR
+    tree = []
+    pending = [(place, os.lstat(place).st_dev) for place in PLACES]
+    while pending:
+        path, device = pending.pop(0)
+        state = os.lstat(path)
+        if state.st_dev != device:
+            tree.append((path, state, None))
+            continue
+        names = []
+        for name in os.listdir(path):
+            below = os.lstat(path + "/" + name)
+            if below.st_dev != device or S_ISDIR(below.st_mode):
+                names.append(name)
+                pending.append((path + "/" + name, device))
+        tree.append((path, state, frozenset(names)))
+    return tree
+
+FRESH = fresh_places()
 # Every byte that passes through the launcher (input, output, the solution's /proc/<pid>/stat) lands in one of
 # these buffers, zeroed after each test: a later test's process, a fork of this one, finds nothing of an earlier
 # test in the memory it inherits.
@@ -283,16 +309,33 @@ def end_survivors() -> None:
         except ChildProcessError:
             return  # init has no child: the namespace holds no other process (every orphan becomes init's)
 
-def wipe(place: str) -> None:
-    """Empties `place` (a tmpfs) without a path longer than a name or a descriptor per level, and restores its
-    root: mode, times and extended attributes as before the first test."""
-    os.chmod(place, 0o700)
-    os.chdir(place)
+def keep_skeleton() -> None:
+    """Checks that every directory and mount the places held before the first test is still where it was, and opens
+    each directory to its owner (a test may have closed it); ends the sandbox otherwise. A directory on the way to
+    the interpreter's tree lies on /tmp's tmpfs, where a test may rename it (the mount moves with it, and cleaning
+    would then meet the mount where it expects none): the next test runs in a fresh sandbox, as after any test that
+    broke this one."""
+    for path, fresh, names in FRESH:
+        try:
+            state = os.lstat(path)  # each directory above was opened and checked first: no link on the way
+        except OSError:
+            os._exit(1)
+        if (state.st_dev, state.st_ino) != (fresh.st_dev, fresh.st_ino):
+            os._exit(1)
+        if names is not None:
+            os.chmod(path, 0o700)
+
+def empty(directory: str, kept: frozenset[str]) -> None:
+    """Removes everything in `directory` but the names in `kept`, without a path longer than a name or a descriptor
+    per level."""
+    os.chdir(directory)
     below = []
     while True:
         sub = None
         with os.scandir(".") as entries:
             for entry in entries:
+                if not below and entry.name in kept:
+                    continue
                 if entry.is_dir(follow_symlinks=False):
                     sub = entry.name
                 else:
@@ -306,17 +349,24 @@ def wipe(place: str) -> None:
             os.rmdir(below.pop())
         else:
             break
-    for name in os.listxattr(place):
-        os.removexattr(place, name)
-    fresh = FRESH[place]
-    os.chmod(place, fresh.st_mode & 0o7777)
-    os.utime(place, ns=(fresh.st_atime_ns, fresh.st_mtime_ns))
+
+def restore(directory: str, fresh: os.stat_result) -> None:
+    """Gives `directory` back its mode, times and (no) extended attributes as before the first test."""
+    for name in os.listxattr(directory):
+        os.removexattr(directory, name)
+    os.chmod(directory, fresh.st_mode & 0o7777)
+    os.utime(directory, ns=(fresh.st_atime_ns, fresh.st_mtime_ns))
 
 def clean() -> None:
     """After a test: no process, file, or byte of it is left for the next test."""
     end_survivors()
-    for place in PLACES:
-        wipe(place)
+    keep_skeleton()
+    for path, _, names in FRESH:
+        if names is not None:
+            empty(path, names)
+    for path, fresh, names in reversed(FRESH):  # a directory's mode last: it may close what it holds
+        if names is not None:
+            restore(path, fresh)
     os.chdir("/sandbox")
 
 # The tests, one after another: each in a fresh fork of this clean process, which never runs solution code itself.

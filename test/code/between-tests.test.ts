@@ -1,15 +1,29 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childrenOf } from '../../src/code/sandbox-kill.js';
 import { CodeSandboxPool, verifyCodeAnswer, type CodeTask } from '../../src/code/index.js';
-import { fenced, SANDBOXES } from './sandbox-fixtures.js';
+import { fenced, interpreterUnderTmp, SANDBOXES } from './sandbox-fixtures.js';
 
 // All tests of one answer share one sandbox (one bwrap or `unshare`, one Python start), each in a fresh fork of
 // the launcher: nothing a test leaves may reach the next. The first test plants state everywhere a solution can
 // write (files in each writable place, deep and unreadable trees, the places' own mode, times and extended
 // attributes, module globals, the environment, processes that detach and keep writing, a POSIX message queue,
 // bytes it printed left in the memory a fork inherits); every later test looks for each and prints what it found.
+// Where the interpreter's tree (sys.prefix) lies under /tmp, the folders on the way to it are the sandbox's, not a
+// test's: the first test plants there too, and tries to write into the tree itself.
 const PLANT_AND_PROBE = `import ctypes, os, re, sys, time
 QUEUE = b"/ratchet-leak"
+WAY = [folder for folder in ("/" + "/".join(sys.prefix.split("/")[1:end]) for end in range(2, sys.prefix.count("/") + 1)) if folder.startswith("/tmp/")]
+def found_in(folder):
+    found = []
+    for name in os.listdir(folder):
+        path = folder + "/" + name
+        if path in WAY:
+            if os.stat(path).st_mode & 0o777 == 0o701:
+                found.append(path + "'s mode")
+            found += found_in(path)
+        elif path != sys.prefix and name != "solution.py":
+            found.append(path)
+    return found
 def message_queue():
     try:
         librt = ctypes.CDLL("librt.so.1", use_errno=True)
@@ -21,6 +35,14 @@ if input() == "plant":
     for place in ("/sandbox", "/tmp", "/dev/shm"):
         with open(place + "/left", "w") as left:
             left.write("from test 1")
+    for folder in WAY:
+        with open(folder + "/left", "w") as left:
+            left.write("from test 1")
+        os.chmod(folder, 0o701)
+    try:
+        open(sys.prefix + "/left", "w").close()
+    except OSError:
+        pass
     os.makedirs("/tmp/a/b/c/d")
     open("/tmp/a/b/c/d/deep", "w").close()
     os.makedirs("/sandbox/closed/inner")
@@ -56,7 +78,11 @@ else:
     time.sleep(0.2)
     leaks = []
     for place in ("/sandbox", "/tmp", "/dev/shm"):
-        leaks += [place + "/" + name for name in os.listdir(place) if name != "solution.py"]
+        leaks += found_in(place)
+    if os.path.exists(sys.prefix + "/left"):
+        leaks.append("a file in the interpreter's tree")
+    if not os.path.isdir(sys.prefix + "/lib"):
+        leaks.append("no interpreter's tree")
     try:
         leaks += ["xattr " + name for name in os.listxattr("/sandbox")]
     except OSError:
@@ -96,8 +122,22 @@ const TASK: CodeTask = {
   memoryMb: 256,
 };
 
-describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => {
-  const sandbox = new CodeSandboxPool({ concurrency: 1, ...(tool ? { tool } : {}) });
+// Each sandbox with the installed interpreter, and with one under /tmp (a project checked out there): the sandbox's
+// fresh /tmp must neither hide that tree nor count it as a test's leftover.
+const INTERPRETERS = [
+  { interpreter: 'the installed interpreter', underTmp: false },
+  { interpreter: 'an interpreter under /tmp', underTmp: true },
+];
+const CASES = SANDBOXES.flatMap((sandbox) => INTERPRETERS.map((interpreter) => ({ ...sandbox, ...interpreter })));
+
+describe.each(CASES)('$name with $interpreter between the tests of one answer', ({ tool, underTmp }) => {
+  let sandbox: CodeSandboxPool;
+  let copy: ReturnType<typeof interpreterUnderTmp> | undefined;
+  beforeAll(() => {
+    copy = underTmp ? interpreterUnderTmp() : undefined;
+    sandbox = new CodeSandboxPool({ concurrency: 1, ...(tool ? { tool } : {}), ...(copy ? { python: copy.python } : {}) });
+  });
+  afterAll(() => copy?.remove());
 
   it(
     'leaves nothing of a test to the next: files, modes, times, attributes, globals, environment, processes, queues, memory',
@@ -165,4 +205,36 @@ describe.each(SANDBOXES)('$name between the tests of one answer', ({ tool }) => 
       tests.close();
     }
   });
+
+  it.runIf(underTmp)(
+    'runs the next test in a fresh sandbox when a test moved the folder on the way to the interpreter, which stays in place',
+    { timeout: 30_000 },
+    async () => {
+      // The folder is on the sandbox's /tmp, the test's to rename; the read-only tree inside it moves with it.
+      const code = `import os, sys
+way = os.path.dirname(sys.prefix)
+if input() == "move":
+    os.rename(way, way + "-moved")
+    os.symlink(way + "-moved", way)
+start = open("/proc/1/stat").read().rsplit(")", 1)[1].split()[19]
+print(start, os.path.isdir(sys.prefix + "/lib"), sorted(os.listdir("/tmp")))`;
+      const tests = sandbox.answer({ code, fnName: '', timeoutS: 5, memoryMb: 256 });
+      const way = copy?.python.split('/')[2];
+      try {
+        const seen = [];
+        for (const input of ['stay\n', 'move\n', 'stay\n', 'stay\n']) {
+          const run = await tests.run(input, 5000);
+          seen.push(run.kind === 'exited' ? run.stdout.toString().trim().split(' ') : [run.kind]);
+        }
+        const [first, moved, fresh, again] = seen.map(([start, ...rest]) => ({ start, rest: rest.join(' ') }));
+        expect(first?.rest).toBe(`True ['${way}']`);
+        expect(moved?.start).toBe(first?.start);
+        expect(fresh?.start).not.toBe(first?.start);
+        expect(fresh?.rest).toBe(`True ['${way}']`);
+        expect(again).toEqual(fresh);
+      } finally {
+        tests.close();
+      }
+    },
+  );
 });

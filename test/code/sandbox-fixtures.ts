@@ -1,6 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { CodeTask, IsolationTool } from '../../src/code/index.js';
+import { chmodSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { sandboxConfigFromEnv, type CodeTask, type IsolationTool } from '../../src/code/index.js';
+import { SYSTEM_PYTHON } from '../../src/code/code-python.js';
+import { interpreterTree } from '../../src/code/sandbox-job.js';
 import { pollUntil } from '../../src/timing/poll-until.js';
 
 /** Both sandboxes every hostile answer runs under: the tool the pool picks (bubblewrap, as CI installs it) and the floor. */
@@ -8,6 +12,25 @@ export const SANDBOXES: Array<{ name: string; tool?: IsolationTool }> = [
   { name: 'the default sandbox' },
   { name: 'the unshare floor', tool: 'unshare' },
 ];
+
+/**
+ * The installed interpreter's tree (the code-python virtualenv; a bare one where `npm run setup` has not run) copied
+ * under /tmp, as a project checked out under /tmp has it: a folder on the way (open to the sandbox's own uid), then
+ * the tree. The sandbox binds it over its own fresh /tmp. `remove` deletes the copy.
+ */
+export function interpreterUnderTmp(): { python: string; remove: () => void } {
+  const folder = mkdtempSync('/tmp/ratchet-python-');
+  chmodSync(folder, 0o755);
+  const tree = path.join(folder, 'code-python');
+  const installed = sandboxConfigFromEnv().python;
+  const source = interpreterTree(installed)[0];
+  if (source) cpSync(source, tree, { recursive: true, verbatimSymlinks: true });
+  else execFileSync(SYSTEM_PYTHON, ['-m', 'venv', '--without-pip', tree]);
+  return {
+    python: path.join(tree, 'bin', source ? path.basename(installed) : 'python'),
+    remove: () => rmSync(folder, { recursive: true, force: true }),
+  };
+}
 
 export const fenced = (code: string): string => `\`\`\`python\n${code}\n\`\`\``;
 
