@@ -14,7 +14,7 @@ export const LAYERS: readonly { name: string; folders: readonly string[] }[] = [
   // The domain and its contracts, with no Temporal, Postgres or network: the trajectory request, result and identity,
   // group membership and the staleness formula, rewards and packing, chat templates, verifiers, code tasks, the
   // environments built on them, datasets, training steps. The workflow bundle imports from here, so what it imports stays free of Node built-ins.
-  { name: 'domain', folders: ['admission', 'trajectory', 'verifier', 'code', 'tokens', 'environments', 'datasets', 'training'] },
+  { name: 'domain', folders: ['admission', 'trajectory', 'verifier', 'code', 'tokens', 'agent', 'environments', 'datasets', 'training'] },
   // One folder per outside system, spoken to in the domain's types: Postgres, the inference servers, and Temporal
   // (the one place a connection is made, and the search attributes every side agrees on).
   { name: 'adapters', folders: ['store', 'policy', 'temporal'] },
