@@ -88,6 +88,18 @@ describe('the call ledger on the Qwen3 template', () => {
     expect(tok.decodeAll(sequence!.ids.filter((_, i) => mask[i] === 1))).toBe(`${CALL_PARIS}<|im_end|>${ANSWER_PARIS}<|im_end|>`);
   });
 
+  it("keeps a call written with other spacing than the template's, where re-rendering would respace it", () => {
+    const first = matchCall(tok, openLedger(), request(OPENING));
+    const compact = output(tok, '<tool_call>\n{"name":"get_weather","arguments":{"city":"Paris"}}\n</tool_call>');
+    const compactReply = reply(tok, compact, 0);
+    const call = request([...OPENING, compactReply.wire, PARIS_RESULT]);
+    const next = matchCall(tok, recordTurn(first.ledger, compact, compactReply.message), call);
+    expect(next.kind).toBe('extend');
+    expect(next.promptIds).toEqual([...first.promptIds, ...compact, ...(next.kind === 'extend' ? next.newIds : [])]);
+    expect(tok.decodeAll(next.promptIds)).toContain('{"name":"get_weather","arguments":{"city":"Paris"}}');
+    expect(whole(tok, call)).toContain('{"name": "get_weather", "arguments": {"city": "Paris"}}');
+  });
+
   it('ends a turn cut off by the length limit with the end-of-turn token before what follows', () => {
     const first = matchCall(tok, openLedger(), request(OPENING));
     const cut = output(tok, '<think>\nParis is in France, so I', false);
