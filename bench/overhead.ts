@@ -3,7 +3,10 @@
 // `npm run bench:overhead -- [--trajectories 256] [--turns 5] [--cpu-workers 1] [--phases instant,decode,floor]
 // [--temporal dev,server]`: `server` is the Temporal server users deploy (Postgres, SQL visibility, four history
 // shards: src/stack/local-temporal-server.ts, built once by `npm run setup:temporal-server`), measured beside the dev
-// server in one run.
+// server in one run. `--loop-schedules turn,trajectory`: the in-process loop with a slot per turn (AReaL's), and with
+// a slot per trajectory (the schedule Ratchet's GPU worker keeps with turn affinity); `--turn-affinity off` runs
+// Ratchet's turns all through the shared queue. Each pass also prints where its time went: turn timings by turn,
+// the slots' occupancy over the wall time, and the gap between two turns in Temporal (docs/benchmarks.md).
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -26,7 +29,7 @@ import { startRatchetProcess, type RatchetProcess } from './overhead/child-proce
 import { runInProcessLoop } from './overhead/in-process-loop.js';
 import { runFloorPass } from './overhead/floor-pass.js';
 import { CpuMeter, treeCpuSeconds } from './overhead/process-cpu.js';
-import { historySize, runRatchetPass } from './overhead/ratchet-pass.js';
+import { betweenTurns, historySize, runRatchetPass, slotTimeline } from './overhead/ratchet-pass.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -37,6 +40,9 @@ const { values: flags } = parseArgs({
     slots: { type: 'string', default: '32' },
     'decode-tokens-per-second': { type: 'string', default: '200' },
     'turn-tokens': { type: 'string', default: '1000' },
+    'loop-schedules': { type: 'string', default: 'turn,trajectory' },
+    // `off`: every turn through the shared queue, first come first served, as the loop's slot per turn.
+    'turn-affinity': { type: 'string', default: 'on' },
     // postgres: watch the stored rows, as a trainer consuming from Postgres does; results: wait on each workflow.
     'wait-on': { type: 'string', default: 'postgres' },
     temporal: { type: 'string', default: 'dev' },
@@ -146,6 +152,21 @@ async function transactionMeter(read: () => Promise<number>): Promise<() => Prom
  * Triggers' statements are counted under their own text (track = all); the pass's own poll of the stored rows
  * (`runRatchetPass`) is among them.
  */
+/**
+ * Where a turn's time went, by turn index (migration 018's columns): waiting on its task queue, generating, and the
+ * environment's step. Turns after the first wait on their server's own queue (turn affinity), the first on the shared one.
+ */
+async function turnTimings(trajectoryIds: string[]): Promise<Record<string, unknown>[]> {
+  const { rows } = await pool.query<Record<string, unknown>>(
+    `SELECT turn, count(*)::int AS turns,
+            round(avg(queue_ms))::int AS queue_mean, round(percentile_cont(0.95) WITHIN GROUP (ORDER BY queue_ms))::int AS queue_p95,
+            round(avg(generate_ms))::int AS generate_mean, round(avg(verify_ms))::int AS verify_mean
+       FROM monitor_records WHERE trajectory_id = ANY($1) GROUP BY turn ORDER BY turn`,
+    [trajectoryIds],
+  );
+  return rows;
+}
+
 async function statementsPerTrajectory(trajectories: number): Promise<{ calls: number; ms: number; query: string }[]> {
   const { rows } = await pool.query<{ calls: string; ms: number; query: string }>(
     `SELECT calls, total_exec_time AS ms, query FROM pg_stat_statements
@@ -192,10 +213,8 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
     // Warm up: the workflow bundle, the V8 contexts, the connections.
     await runRatchetPass(client, trajectoryRequests(`warmup-${name}-${Date.now()}`, problems.slice(0, 8), 1, { turns: 1 }));
 
-    const requests = trajectoryRequests(`${name}-${Date.now()}`, problems, Math.ceil(trajectories / problems.length), { turns }).slice(
-      0,
-      trajectories,
-    );
+    const rollout = { turns, turnAffinity: flags['turn-affinity'] !== 'off' };
+    const requests = trajectoryRequests(`${name}-${Date.now()}`, problems, Math.ceil(trajectories / problems.length), rollout).slice(0, trajectories);
     const result: Record<string, unknown> = {
       temporal: temporal.kind,
       phase: name,
@@ -203,24 +222,30 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
       turns,
       cpuWorkers,
       slots,
+      turnAffinity: rollout.turnAffinity,
       waitOn: flags['wait-on'],
     };
+    const loopWallSeconds: { turn?: number; trajectory?: number } = {};
     if (withLoop) {
-      const verifier = new VerifierPool({ size: 1 });
-      const loopCpu = new CpuMeter({
-        loop: () => processCpuSeconds(),
-        postgres: () => treeCpuSeconds(pgPid),
-        policy: () => treeCpuSeconds(policy.pid),
-      });
-      const loopStarted = performance.now();
-      const loop = await runInProcessLoop(
-        { pool, tokenizer, verifier, backend: createBackend('sglang', policyUrl), slots, storedAs: 'in-process-loop:' },
-        requests,
-      );
-      const loopSeconds = (performance.now() - loopStarted) / 1000;
-      await verifier.close();
-      result.inProcessLoop = { wallSeconds: round(loopSeconds), turns: loop.turns, cpuSeconds: roundAll(loopCpu.read()) };
-      result.loopWallSeconds = loopSeconds;
+      // The loop as AReaL runs it (a slot per turn), then holding a slot per trajectory as Ratchet's GPU worker does.
+      for (const schedule of flags['loop-schedules'].split(',') as ('turn' | 'trajectory')[]) {
+        const verifier = new VerifierPool({ size: 1 });
+        const loopCpu = new CpuMeter({
+          loop: () => processCpuSeconds(),
+          postgres: () => treeCpuSeconds(pgPid),
+          policy: () => treeCpuSeconds(policy.pid),
+        });
+        const loopStarted = performance.now();
+        const loop = await runInProcessLoop(
+          { pool, tokenizer, verifier, backend: createBackend('sglang', policyUrl), slots, storedAs: `in-process-loop-${schedule}:`, schedule },
+          requests,
+        );
+        const loopSeconds = (performance.now() - loopStarted) / 1000;
+        await verifier.close();
+        const key = schedule === 'turn' ? 'inProcessLoop' : 'inProcessLoopSlotPerTrajectory';
+        result[key] = { wallSeconds: round(loopSeconds), turns: loop.turns, cpuSeconds: roundAll(loopCpu.read()) };
+        loopWallSeconds[schedule] = loopSeconds;
+      }
     }
 
     // Both meters settle together (each waits out Postgres's statistics delay), then the CPU meter starts.
@@ -240,6 +265,16 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
     const pass = await runRatchetPass(client, requests, flags['wait-on'] === 'results' ? 'results' : { pool });
     const cpuSeconds = meter.read();
     if (flags.statements) result.statementsPerTrajectory = await statementsPerTrajectory(pass.completed);
+    result.turnTimingsMs = await turnTimings(requests.map((request) => request.trajectoryId));
+    result.slotTimeline = await slotTimeline(
+      client,
+      requests.map((request) => request.trajectoryId),
+      slots,
+    );
+    result.betweenTurnsMs = await betweenTurns(
+      client,
+      requests.slice(0, 32).map((request) => request.trajectoryId),
+    );
     const [ratchetTx, temporalTx] = await Promise.all([ratchetTransactions(), temporalTransactions?.()]);
     const ratchetCpu = Object.entries(cpuSeconds)
       .filter(([key]) => !['policy', 'client'].includes(key))
@@ -267,10 +302,9 @@ async function phase(temporal: TemporalUnderTest, name: string, policyFlags: str
         ...(temporalTx && { temporal: round(temporalTx.total / pass.completed), temporalIdlePerSecond: round(temporalTx.idlePerSecond) }),
       },
     });
-    if (withLoop) {
-      result.overheadRatio = +(pass.wallSeconds / (result.loopWallSeconds as number)).toFixed(3);
-      delete result.loopWallSeconds;
-    }
+    // Against the loop with a slot per turn (the issue's figure), and against the loop that schedules as Ratchet does.
+    if (loopWallSeconds.turn) result.overheadRatio = +(pass.wallSeconds / loopWallSeconds.turn).toFixed(3);
+    if (loopWallSeconds.trajectory) result.overheadRatioSameSchedule = +(pass.wallSeconds / loopWallSeconds.trajectory).toFixed(3);
     return result;
   } finally {
     for (const child of started.reverse()) await child.stop();

@@ -21,6 +21,13 @@ export interface InProcessLoopDeps {
   slots: number;
   /** Prefix of the stored trajectory ids, so the loop's rows never collide with Ratchet's. */
   storedAs: string;
+  /**
+   * Who waits for a free slot: each `turn`, first come first served (AReaL's loop: every trajectory's first turn
+   * is queued before any second one, so all run at once and finish together), or each `trajectory`, which keeps
+   * its slot from its first turn to its last, as Ratchet's GPU worker keeps a returning turn's slot: a slot runs
+   * one trajectory at a time, so a fixed batch ends with a tail of trajectories part-way through.
+   */
+  schedule: 'turn' | 'trajectory';
 }
 
 /**
@@ -30,11 +37,21 @@ export interface InProcessLoopDeps {
  */
 export async function runInProcessLoop(deps: InProcessLoopDeps, requests: readonly TrajectoryRequest[]): Promise<{ turns: number }> {
   const slots = new Slots(deps.slots);
-  const turns = await Promise.all(requests.map((request) => runTrajectory(deps, slots, request)));
+  const turns = await Promise.all(
+    requests.map((request) =>
+      deps.schedule === 'trajectory'
+        ? slots.run(() => runTrajectory(deps, (work) => work(), request))
+        : runTrajectory(deps, (work) => slots.run(work), request),
+    ),
+  );
   return { turns: turns.reduce((sum, n) => sum + n, 0) };
 }
 
-async function runTrajectory(deps: InProcessLoopDeps, slots: Slots, request: TrajectoryRequest): Promise<number> {
+async function runTrajectory(
+  deps: InProcessLoopDeps,
+  inSlot: <T>(work: () => Promise<T>) => Promise<T>,
+  request: TrajectoryRequest,
+): Promise<number> {
   const options = resolveRolloutOptions(request.options);
   const birthTime = Date.now();
   const prompt = promptIds(deps.tokenizer, request.problem);
@@ -45,7 +62,7 @@ async function runTrajectory(deps: InProcessLoopDeps, slots: Slots, request: Tra
   for (let turn = 0; turn < options.turns; turn++) {
     const contextLen = context.length;
     const output = { ids: [] as number[], logprobs: [] as number[] };
-    const end = await slots.run(() =>
+    const end = await inSlot(() =>
       deps.backend.generate(
         { inputIds: context, maxNewTokens: options.maxNewTokens, sampling: samplingOf(options), requestId: `${request.trajectoryId}/${turn}/1` },
         (chunk) => {

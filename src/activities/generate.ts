@@ -35,8 +35,9 @@ export interface GenerateInput {
    */
   attemptBase?: number;
   /**
-   * Release 6: another turn of this trajectory may follow (false on its last allowed turn), so a server need keep
-   * nothing for it once this one ends. Absent from earlier releases: unknown.
+   * Release 6: another turn of this trajectory may follow, on this server's own queue (false on its last allowed
+   * turn), so a server need keep nothing for it once this one ends. Absent from earlier releases (unknown) and from
+   * runs without turn affinity (the next turn may start anywhere: nothing to keep).
    */
   moreTurns?: boolean;
 }

@@ -76,7 +76,9 @@ type Steps = Pick<Episode, 'start' | 'step'>;
 
 function sharedGenerator(timeouts: ResolvedTrajectoryTimeouts): Episode['generate'] {
   const gpu = proxyActivities<GpuActivities>(Presets.generation(timeouts));
-  return (input) => gpu.generate(input);
+  // Without turn affinity the next turn may start on any server, so none keeps a slot for it (`moreTurns` unset):
+  // a kept slot would stand idle for RETURNING_TURN_HOLD_MS and hold the trajectory's own next turn back with it.
+  return (input) => gpu.generate({ ...input, moreTurns: undefined });
 }
 
 /** Releases 3–4: the math prompt and verifier, or a code task's prompt and judge; no environment named. */
