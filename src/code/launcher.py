@@ -99,7 +99,7 @@ def fresh_places() -> "list[tuple[str, os.stat_result, frozenset[str] | None]]":
     """What the places hold before the first test, each directory before what it holds: every directory of their
     tmpfs (the places first) with the names in it that stay, and every mount below them (no names: never entered)."""
     from stat import S_ISDIR
-    tree = []
+    tree: "list[tuple[str, os.stat_result, frozenset[str] | None]]" = []
     pending = [(place, os.lstat(place).st_dev) for place in PLACES]
     while pending:
         path, device = pending.pop(0)
@@ -329,7 +329,7 @@ def empty(directory: str, kept: frozenset[str]) -> None:
     """Removes everything in `directory` but the names in `kept`, without a path longer than a name or a descriptor
     per level."""
     os.chdir(directory)
-    below = []
+    below: "list[str]" = []
     while True:
         sub = None
         with os.scandir(".") as entries:
