@@ -1,6 +1,7 @@
 import type { TrajectoryDetails } from './trajectory-details.js';
 import { compactJson } from './compact-json.js';
 import { attemptText } from './turn-attempt.js';
+import { duration, turnTimings } from './turn-timings.js';
 import { environmentReward } from './pages/observations.js';
 
 /** The trajectory page as plain text, for `ratchet show`: the same conversation, turn by turn. */
@@ -22,7 +23,10 @@ export function conversationText(details: TrajectoryDetails): string {
         ` · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${num(turn.rawReward)} · return ${num(turn.reward)}` +
         (turn.servedBy === null && turn.cachedTokens === null
           ? ''
-          : ` · server ${turn.servedBy ?? '–'} · cached ${turn.cachedTokens ?? '–'} of ${turn.contextLen}`),
+          : ` · server ${turn.servedBy ?? '–'} · cached ${turn.cachedTokens ?? '–'} of ${turn.contextLen}`) +
+        turnTimings(turn)
+          .map(({ phase, ms }) => ` · ${phase} ${duration(ms)}`)
+          .join(''),
     );
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
     lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);

@@ -8,6 +8,10 @@ import { recentTurnLatency, TURN_LATENCY } from '../../src/store/read/turn-laten
 import { savePrompt, saveTurnOutput, saveVerdictAndFeedback } from '../../src/store/write/turn-store.js';
 import { curveCharts } from '../../src/ui/curve-charts.js';
 import { startTestDatabase, type TestDatabase } from './test-database.js';
+import { loadModelTokenizer } from '../../src/tokens/model-tokenizer.js';
+import { uiApp } from '../../src/ui/app.js';
+import { conversationText } from '../../src/ui/conversation-text.js';
+import { loadTrajectoryDetails } from '../../src/ui/trajectory-details.js';
 
 // Migration 018 (issue 35): each turn's queue, generate and verify time, written in the statements that already write the
 // turn, carried into monitor_records by persist, and read by one definition (ratchet_turn_latency) per time bucket.
@@ -99,6 +103,31 @@ describe("a turn's timings", () => {
       { turn: 0, queue_ms: 120, generate_ms: 2_000, verify_ms: 30 },
       { turn: 1, queue_ms: 80, generate_ms: 1_500, verify_ms: 0 },
     ]);
+  });
+
+  it('are shown with each turn on the trajectory page and in `ratchet show`, each named with its definition; none for turns stored without', async () => {
+    await timedTrajectory('shown/q/0', [
+      [120, 2_000, 30],
+      [80, 61_400, 950],
+    ]);
+    await untimedTrajectory('shown/q/old', 30);
+    const tokenizer = await loadModelTokenizer();
+    const app = uiApp({ pool: db.pool, tokenizer, assets: new Map() });
+    const page = await (await app.request(`/trajectories/${encodeURIComponent('shown/q/0')}`)).text();
+    const shown = [...page.matchAll(/ · (queue|generate|verify) <span class="turn-\1" title="([^"]*)">([^<]*)<\/span>/g)];
+    expect(shown.map((m) => [m[1], m[3]])).toEqual([
+      ['queue', '120 ms'],
+      ['generate', '2.00 s'],
+      ['verify', '30 ms'],
+      ['queue', '80 ms'],
+      ['generate', '1 min 1 s'],
+      ['verify', '950 ms'],
+    ]);
+    expect(shown[1]![2]).toBe(TURN_LATENCY.generate.replaceAll("'", '&#39;'));
+    const text = conversationText(await loadTrajectoryDetails(db.pool, tokenizer, undefined, 'shown/q/0'));
+    expect(text).toContain('· queue 80 ms · generate 1 min 1 s · verify 950 ms');
+    const old = await (await app.request(`/trajectories/${encodeURIComponent('shown/q/old')}`)).text();
+    expect(old).not.toContain('class="turn-queue"');
   });
 
   it("give each bucket of the throughput chart p50/p95 of its turns, a bucket of untimed turns a gap and never 0; runs status and /metrics the run's newest", async () => {

@@ -36,6 +36,10 @@ export interface TurnView extends UnpackedTurn {
   servedBy: string | null;
   /** Prompt tokens that server reported served from its prefix cache; null where it reports none. */
   cachedTokens: number | null;
+  /** The turn's queue, generate and verify time in ms (TURN_LATENCY's definitions); null where not kept (before migration 018, or not yet). */
+  queueMs: number | null;
+  generateMs: number | null;
+  verifyMs: number | null;
 }
 
 /** One observation message as stored with the turn. */
@@ -108,7 +112,8 @@ export async function loadTrajectoryView(pool: pg.Pool, trajectoryId: string): P
 async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promise<Partial<TrajectoryView>> {
   const [monitor, texts] = await Promise.all([
     pool.query(
-      'SELECT turn, version_start, version_end, success, verdict, answer_len, served_by, cached_tokens FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn',
+      `SELECT turn, version_start, version_end, success, verdict, answer_len, served_by, cached_tokens, queue_ms, generate_ms, verify_ms
+       FROM monitor_records WHERE trajectory_id = $1 ORDER BY turn`,
       [row.trajectory_id],
     ),
     pool.query(
@@ -149,6 +154,9 @@ async function storedTrajectory(pool: pg.Pool, row: Record<string, any>): Promis
       ...environmentStepView(text?.environment_step),
       servedBy: record?.served_by ?? null,
       cachedTokens: record?.cached_tokens ?? null,
+      queueMs: record?.queue_ms ?? null,
+      generateMs: record?.generate_ms ?? null,
+      verifyMs: record?.verify_ms ?? null,
     };
   });
   return {
@@ -200,6 +208,9 @@ async function runningTrajectory(pool: pg.Pool, trajectoryId: string): Promise<P
     ...environmentStepView(o.environment_step),
     servedBy: o.served_by ?? null,
     cachedTokens: o.cached_tokens ?? null,
+    queueMs: o.queue_ms ?? null,
+    generateMs: o.generate_ms ?? null,
+    verifyMs: o.verify_ms ?? null,
   }));
   const piece = checkpoint.rows[0];
   const generating =

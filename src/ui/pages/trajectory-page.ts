@@ -8,6 +8,7 @@ import { observationsSection } from './observations.js';
 import type { WorkflowDescription } from '../workflow-lookup.js';
 import type { AnswerParts } from '../answer-parts.js';
 import { versionStrip } from './version-strip.js';
+import { duration, turnTimings } from '../turn-timings.js';
 
 /** /trajectories/<id>: the problem, then each turn as the model, the verifier and the feedback saw it. */
 export function trajectoryPage(details: TrajectoryDetails): Html {
@@ -162,7 +163,7 @@ function turnSection(id: string, turn: TurnView, answer: AnswerParts, view: Traj
   return html`<section class="turn" data-turn="${turn.turn}">
 <h3>Turn ${turn.turn + 1} <span class="verdict ${turn.verdict ?? ''}">${turn.verdict ?? 'not verified yet'}</span>
  <span class="muted">· ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'} · context ${turn.contextLen}
- · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${fixed(turn.rawReward)} · return ${fixed(turn.reward)}${serverText(turn)}</span>
+ · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${fixed(turn.rawReward)} · return ${fixed(turn.reward)}${serverText(turn)}${timingText(turn)}</span>
  <a href="${trajectoryHref(id)}/turns/${turn.turn}/tokens">tokens</a></h3>
 ${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning (&lt;think&gt;, ${answer.reasoning.length} characters)</summary><pre>${answer.reasoning}</pre></details>` : ''}
 <pre class="answer">
@@ -184,6 +185,13 @@ function serverText(turn: TurnView): Html | string {
   if (turn.servedBy === null && turn.cachedTokens === null) return '';
   return html` · server <span class="served-by">${turn.servedBy ?? '–'}</span> · cached <span class="cached-tokens"
  title="prompt tokens the server reported served from its prefix cache, of the turn's context">${turn.cachedTokens ?? '–'}</span>`;
+}
+
+/** The turn's queue, generate and verify time, each with its definition (the run page's latency charts use the same). */
+function timingText(turn: TurnView): Html | string {
+  const timings = turnTimings(turn);
+  if (timings.length === 0) return '';
+  return html`${timings.map(({ phase, ms, definition }) => html` · ${phase} <span class="turn-${phase}" title="${definition}">${duration(ms)}</span>`)}`;
 }
 
 /** Why the judge decided: the failing test, its expected against actual output side by side, or the traceback. */
