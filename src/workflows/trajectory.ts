@@ -51,7 +51,11 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
   // The `state` query answers from the first activation on, not only once the request has been checked.
   const state = answerStateQuery();
   const checked = await cpu.checkRequest({ request: input, workflowId: workflowInfo().workflowId });
-  if ('invalid' in checked) return rejectInvalid(input, ApplicationFailure.nonRetryable(checked.invalid, FailureType.InvalidRequest));
+  if ('invalid' in checked) {
+    // The query is answered from the first activation, so a rejected request must not read as still tokenizing.
+    state.phase = 'failed';
+    return rejectInvalid(input, ApplicationFailure.nonRetryable(checked.invalid, FailureType.InvalidRequest));
+  }
   const request = input;
   const { options, timeouts } = checked;
   // Options an earlier release resolved hold only the temperature; the seed's values fill the rest.
