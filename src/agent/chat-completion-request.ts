@@ -62,9 +62,20 @@ type RequestShape = z.infer<typeof requestShape>;
 
 /**
  * Accepted and ignored: the draw's seed (it picks the draw, not the distribution, so the behaviour logprobs stay those
- * of the trajectory's sampling; a re-run program is answered from the call store anyway), and OpenAI's bookkeeping.
+ * of the trajectory's sampling; a re-run program is answered from the call store anyway), and OpenAI's bookkeeping,
+ * prompt caching's settings included (the OpenAI Python SDK's `prompt_cache_retention` and `prompt_cache_options`).
  */
-const IGNORED = ['seed', 'user', 'store', 'metadata', 'service_tier', 'safety_identifier', 'prompt_cache_key'];
+const IGNORED = [
+  'seed',
+  'user',
+  'store',
+  'metadata',
+  'service_tier',
+  'safety_identifier',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'prompt_cache_options',
+];
 
 /** Known, and refused whenever set: each needs something a token-exact turn under the run's sampling cannot give. */
 const REFUSED: Record<string, string> = {

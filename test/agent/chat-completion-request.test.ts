@@ -90,6 +90,13 @@ describe("reading an agent program's chat completions request", () => {
     expect(parseChatCompletionRequest(body(OPENING, { temperature: null, tools: null, stop: null }), TERMS).tools).toEqual([]);
   });
 
+  it("ignores prompt caching's settings, as the OpenAI Python SDK sends them: they cannot change the sampling", () => {
+    const caching = { prompt_cache_key: 'agent', prompt_cache_retention: '24h', prompt_cache_options: { mode: 'explicit', ttl: '1h' } };
+    expect(parseChatCompletionRequest(body(OPENING, caching), TERMS).messages).toHaveLength(2);
+    // A field nobody listed is still refused, not dropped.
+    expect(refusal(body(OPENING, { moderation: { input: true } }))).toMatchObject({ kind: 'unknown-field', field: 'moderation' });
+  });
+
   it("refuses sampling that differs from the trajectory's, naming the field and the trajectory's value", () => {
     expect(refusal(body(OPENING, { temperature: 0.7 }))).toMatchObject({ kind: 'sampling-mismatch', field: 'temperature' });
     expect(refusal(body(OPENING, { temperature: 0.7 })).message).toContain('samples at temperature 1');
