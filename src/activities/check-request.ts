@@ -25,6 +25,8 @@ export interface EnvironmentPlacement {
   seed: number;
   /** Its steps run code (or anything slow): they get the sandbox's deadline (release 6 reads it; release 5 went by the name). */
   slowSteps?: boolean;
+  /** An agent program the CPU workers run (release 8): its model calls are the turns (src/workflows/agent-episode.ts). */
+  agentProgram?: boolean;
   /**
    * No CPU worker runs it and no worker has ever polled its task queue (Temporal keeps pollers of the last minutes):
    * why, for the trajectory's `UnknownEnvironment` failure. Release 6 fails at once on it; release 5 waited.
@@ -41,9 +43,9 @@ export type CheckedRequest =
  * imports is set up again for every workflow execution, and zod's set-up cost more CPU than a whole turn.
  * An invalid request is an answer, not an error: the workflow records it as a failed trajectory.
  */
-export function checkRequestActivity(uiUrl: string | undefined, environments: EnvironmentSet) {
+export function checkRequestActivity(uiUrl: string | undefined, environments: EnvironmentSet, agentPrograms: ReadonlySet<string> = new Set()) {
   return async function checkRequest(input: CheckRequestInput): Promise<CheckedRequest> {
-    const checked = checkedRequest(input, uiUrl, environments);
+    const checked = checkedRequest(input, uiUrl, environments, agentPrograms);
     if ('invalid' in checked || checked.environment?.taskQueue === undefined) return checked;
     const unserved = await unservedReason(checked.environment.name, checked.environment.taskQueue, environments);
     return unserved === undefined ? checked : { ...checked, environment: { ...checked.environment, unserved } };
@@ -67,7 +69,12 @@ async function unservedReason(name: string, taskQueue: string, environments: Env
   return polled ? undefined : unknownEnvironment(name, environments).message;
 }
 
-function checkedRequest(input: CheckRequestInput, uiUrl: string | undefined, environments: EnvironmentSet): CheckedRequest {
+function checkedRequest(
+  input: CheckRequestInput,
+  uiUrl: string | undefined,
+  environments: EnvironmentSet,
+  agentPrograms: ReadonlySet<string>,
+): CheckedRequest {
   try {
     const request = validateTrajectoryRequest(input.request);
     // Rows, groups and the controller's signals all find a trajectory by its id: it must be the workflow's.
@@ -79,9 +86,11 @@ function checkedRequest(input: CheckRequestInput, uiUrl: string | undefined, env
     const name = environmentNameOf(request);
     const seed = environmentSeed(request.trajectoryId);
     const local = environments.get(name);
-    const environment = local
-      ? { name, seed, ...(local.slowSteps ? { slowSteps: true } : {}) }
-      : { name, taskQueue: environmentTaskQueue(name), seed };
+    const environment = agentPrograms.has(name)
+      ? { name, seed, agentProgram: true }
+      : local
+        ? { name, seed, ...(local.slowSteps ? { slowSteps: true } : {}) }
+        : { name, taskQueue: environmentTaskQueue(name), seed };
     return {
       options: resolveRolloutOptions(request.options),
       timeouts: resolveTrajectoryTimeouts(request.timeouts),

@@ -58,6 +58,11 @@ export interface EnvironmentStepResult {
   done: boolean;
   /** What the next step starts from. */
   state?: JsonValue;
+  /**
+   * The next turn's context length, when it is not this turn's plus its output and feedback: an agent program's next
+   * call rewrote its history (a fork), and the next turn starts from the fork's tokens. Absent otherwise.
+   */
+  contextLen?: number;
 }
 
 /**

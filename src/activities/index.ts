@@ -7,6 +7,9 @@ import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ServedVersion } from '../policy/resumable-generation.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
+import type { AgentProgramHost } from '../agent/program-host.js';
+import { agentCallActivities } from './agent-calls.js';
+import { runAgentProgramActivity } from './agent-program.js';
 import { answerTextActivity } from './answer-text.js';
 import { checkRequestActivity } from './check-request.js';
 import { environmentStepActivity } from './environment-step.js';
@@ -29,14 +32,20 @@ export function createCpuActivities(deps: {
   uiUrl?: string;
   /** The user's own environments, beside the built-in ones. */
   environments?: readonly Environment[];
+  /** Where the worker's agent programs reach their endpoint (absent: the worker runs none). */
+  agentHost?: AgentProgramHost;
+  /** The names of the agent programs it runs. */
+  agentPrograms?: ReadonlySet<string>;
 }) {
   const environments = workerEnvironments(deps, deps.environments);
   return {
-    checkRequest: checkRequestActivity(deps.uiUrl, environments),
+    checkRequest: checkRequestActivity(deps.uiUrl, environments, deps.agentPrograms),
     joinGroupForAdmission: joinGroupActivity(deps.pool),
     tokenizePrompt: tokenizePromptActivity(deps.pool, deps.tokenizer, environments),
     environmentStep: environmentStepActivity(deps.pool, deps.tokenizer, environments),
     answerText: answerTextActivity(deps.pool, deps.tokenizer),
+    ...agentCallActivities(deps.pool, deps.tokenizer, deps.verifier),
+    runAgentProgram: runAgentProgramActivity(deps.agentHost),
     ...releaseTwoActivities(deps),
     persistTrajectory: persistTrajectoryActivity(deps.pool),
     persistFailure: persistFailureActivity(deps.pool),

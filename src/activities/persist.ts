@@ -48,6 +48,7 @@ export function persistTrajectoryActivity(pool: pg.Pool) {
           outputLogprobs: turn.outputLogprobs,
           outputVersions: turn.outputVersions,
           feedbackIds: turn.feedbackIds,
+          ...(turn.forkIds ? { forkIds: turn.forkIds } : {}),
           noEos: stoppedWithoutEos(input.turns[t]!.finishReason),
         })),
         input.layout,

@@ -23,6 +23,21 @@ export class EndedRunError extends Error {
   }
 }
 
+/**
+ * A call the trajectory refuses as its episode stands: past its turns (`turn-limit`, 400: the episode ends there),
+ * after its end (`episode-over`, 409), past the next index (`call-out-of-order`, 409), or, from a program run again,
+ * another request at an index already answered (`call-diverged`, 409: the trajectory fails `CallDiverged`).
+ */
+export class CallRefusedError extends Error {
+  override readonly name = 'CallRefusedError';
+  constructor(
+    readonly code: 'turn-limit' | 'episode-over' | 'call-out-of-order' | 'call-diverged',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A request body past the endpoint's limit. */
 export class RequestTooLargeError extends Error {
   override readonly name = 'RequestTooLargeError';
@@ -57,6 +72,7 @@ export function agentErrorAnswer(error: unknown, trajectoryId: string): AgentErr
   if (error instanceof AgentRequestError) return refused(400, error.message, error.kind, error.field);
   if (error instanceof RequestTooLargeError) return refused(413, error.message, 'request-too-large');
   if (error instanceof ConcurrentCallError) return refused(409, error.message, 'concurrent-call');
+  if (error instanceof CallRefusedError) return refused(error.code === 'turn-limit' ? 400 : 409, error.message, error.code);
   if (error instanceof CallDivergedError) {
     const { call, recorded, sent } = error;
     return refused(

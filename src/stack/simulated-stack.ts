@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { WorkflowBundleOption } from '@temporalio/worker';
 import { CodeSandboxPool } from '../code/index.js';
 import { loadDataset, type Problem } from '../datasets/index.js';
+import type { AgentProgram } from '../agent/program-host.js';
 import type { Environment } from '../environments/environment.js';
 import { createBackend } from '../policy/backend-config.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
@@ -32,6 +33,8 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /** The user's own environments, run in the CPU worker beside the built-in ones (what RATCHET_ENVIRONMENTS loads). */
   environments?: readonly Environment[];
+  /** Agent programs the CPU worker runs (what RATCHET_AGENT_PROGRAMS registers). */
+  agentPrograms?: readonly AgentProgram[];
 }
 
 /** A scratch stack with the simulated policy, and workers and a controller started on demand in this process. */
@@ -80,7 +83,14 @@ export async function startSimulatedStack<T extends StartedTemporal = StartedTem
         cpu:
           options.cpu === false
             ? undefined
-            : { tokenizer, verifier, sandbox, workflowBundle: options.workflowBundle, environments: options.environments },
+            : {
+                tokenizer,
+                verifier,
+                sandbox,
+                workflowBundle: options.workflowBundle,
+                environments: options.environments,
+                agentPrograms: options.agentPrograms,
+              },
         gpu:
           options.gpu === false
             ? undefined

@@ -6,9 +6,12 @@ import type { RatchetConfig } from '../config.js';
 import type { InferenceBackend } from '../policy/inference-backend.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
+import { Client } from '@temporalio/client';
+import type { AgentProgram } from '../agent/program-host.js';
+import { startAgentHost, type AgentHost } from '../workers/agent-host.js';
 import { createCpuWorker } from '../workers/cpu-worker.js';
 import { startGpuWorkerService } from '../processes/gpu-worker-service.js';
-import { connectWorker } from '../temporal/connection.js';
+import { connectClient, connectWorker } from '../temporal/connection.js';
 
 /** The CPU worker's part: workflows and the CPU activities, with the pools they verify answers in. */
 export interface CpuWorkerPart {
@@ -17,6 +20,8 @@ export interface CpuWorkerPart {
   sandbox: CodeSandboxPool;
   /** The user's own environments, run in-process beside the built-in ones. */
   environments?: readonly Environment[];
+  /** Agent programs it runs (RATCHET_AGENT_PROGRAMS): with any, it serves their endpoint on loopback. */
+  agentPrograms?: readonly AgentProgram[];
   maxCachedWorkflows?: number;
   uiUrl?: string;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
@@ -58,12 +63,19 @@ export interface RunningWorkers {
 export async function startWorkers(options: WorkersOptions): Promise<RunningWorkers> {
   const { settings } = options.temporal;
   const connection = await connectWorker(options.temporal.address, settings);
+  const agents = await startAgents(options).catch(async (error: unknown) => {
+    await connection.close();
+    throw error;
+  });
   const cpu =
     options.cpu &&
-    (await createCpuWorker({ connection, namespace: settings.namespace, pool: options.pool, ...options.cpu }).catch(async (error: unknown) => {
-      await connection.close();
-      throw error;
-    }));
+    (await createCpuWorker({ connection, namespace: settings.namespace, pool: options.pool, ...options.cpu, agentHost: agents?.host }).catch(
+      async (error: unknown) => {
+        await agents?.close();
+        await connection.close();
+        throw error;
+      },
+    ));
   const cpuRunning = cpu?.run();
   const gpu =
     options.gpu &&
@@ -81,6 +93,7 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
   async function stopCpu(): Promise<void> {
     if (cpu?.getState() === 'RUNNING') cpu.shutdown();
     await cpuRunning?.catch(() => undefined);
+    await agents?.close();
   }
   // A worker that fails while running is not caught here (as an unawaited run it ends the process); once stopping, its end is expected.
   const done = Promise.all([cpuRunning, gpu?.done]).then(() => undefined);
@@ -95,4 +108,29 @@ export async function startWorkers(options: WorkersOptions): Promise<RunningWork
         await connection.close();
       })()),
   };
+}
+
+/**
+ * The endpoint the CPU worker's agent programs call, with a client connection of its own (each call is a Temporal
+ * Update); none when the worker runs no agent program.
+ */
+async function startAgents(options: WorkersOptions): Promise<{ host: AgentHost; close(): Promise<void> } | undefined> {
+  const programs = options.cpu?.agentPrograms ?? [];
+  if (!options.cpu || programs.length === 0) return undefined;
+  const { settings } = options.temporal;
+  const connection = await connectClient(options.temporal.address, settings);
+  try {
+    const client = new Client({ connection, namespace: settings.namespace });
+    const host = await startAgentHost({ programs, pool: options.pool, client, tokenizer: options.cpu.tokenizer });
+    return {
+      host,
+      close: async () => {
+        await host.close();
+        await connection.close();
+      },
+    };
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
 }

@@ -28,6 +28,8 @@ export const FailureType = {
    * it does nothing. Only a stale run sees it; the trajectory's own failure was recorded first.
    */
   StaleStep: 'StaleStep',
+  /** An agent program exited non-zero, was killed or ran past `agentProgramSeconds`, on every attempt it was given. */
+  AgentProgramFailed: 'AgentProgramFailed',
   // data
   InvalidRequest: 'InvalidRequest',
   InvalidRolloutOptions: 'InvalidRolloutOptions',
@@ -46,6 +48,12 @@ export const FailureType = {
   EnvironmentDataError: 'EnvironmentDataError',
   /** The request names an environment no CPU worker runs and no environment worker has ever served (a typo, most often). */
   UnknownEnvironment: 'UnknownEnvironment',
+  /** An agent program's result is not `{answer}` or `{reward}` (or it exited 0 without one), or answered with no gold to judge. */
+  AgentResultInvalid: 'AgentResultInvalid',
+  /** An agent program run again made a different call at an index already answered: it is not deterministic in its calls. */
+  CallDiverged: 'CallDiverged',
+  /** An agent program ended without making any model call: there is no turn to train on. */
+  AgentMadeNoCall: 'AgentMadeNoCall',
 } as const;
 export type FailureType = (typeof FailureType)[keyof typeof FailureType];
 
@@ -64,6 +72,7 @@ const INFRASTRUCTURE: ReadonlySet<string> = new Set<FailureType>([
   FailureType.RawLogprobsServer,
   FailureType.EnvironmentError,
   FailureType.EnvironmentTimeout,
+  FailureType.AgentProgramFailed,
   FailureType.EnvironmentWorkerLost,
   FailureType.StaleStep,
 ]);

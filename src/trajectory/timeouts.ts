@@ -30,6 +30,10 @@ export const trajectoryTimeoutsSchema = z
       'How soon a dead environment worker is noticed during a reset or step (its worker heartbeats).',
       10,
     ).optional(),
+    agentProgramSeconds: seconds(
+      'The longest one run of an agent program may take, its model calls included (3 runs; a run again is answered the calls already made from the store).',
+      1800,
+    ).optional(),
     admissionRecheckSeconds: seconds('First re-check interval while queued for admission (a signal is the fast path).', 60).optional(),
     admissionRecheckMaxSeconds: seconds('The interval the re-check backs off to, doubling from admissionRecheckSeconds.', 1800).optional(),
     admissionRechecksPerRun: z
@@ -63,6 +67,7 @@ export const DEFAULT_TRAJECTORY_TIMEOUTS: ResolvedTrajectoryTimeouts = {
   affinityFallbackSeconds: 2,
   environmentStepSeconds: 60,
   environmentHeartbeatSeconds: 10,
+  agentProgramSeconds: 1800,
   admissionRecheckSeconds: 60,
   admissionRecheckMaxSeconds: 1800,
   admissionRechecksPerRun: 100,

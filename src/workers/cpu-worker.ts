@@ -6,6 +6,7 @@ import { createCpuActivities } from '../activities/index.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { CPU_TASK_QUEUE } from '../task-queues.js';
+import type { AgentHost } from './agent-host.js';
 import { workflowBundle } from './workflow-bundle.js';
 import { WORKER_SHUTDOWN_FORCE_TIME } from './shutdown-bound.js';
 
@@ -30,6 +31,8 @@ export interface CpuWorkerDeps {
   uiUrl?: string;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
   workflowBundle?: WorkflowBundleOption;
+  /** The agent programs it runs and the endpoint they call (src/workers/agent-host.ts); absent: none. */
+  agentHost?: AgentHost;
 }
 
 /**
@@ -64,7 +67,7 @@ export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue ?? CPU_TASK_QUEUE,
     workflowBundle: deps.workflowBundle ?? (await workflowBundle()),
-    activities: createCpuActivities(deps),
+    activities: createCpuActivities({ ...deps, agentPrograms: deps.agentHost?.programNames }),
     maxConcurrentActivityTaskExecutions: 64,
     maxCachedWorkflows: deps.maxCachedWorkflows,
     shutdownForceTime: WORKER_SHUTDOWN_FORCE_TIME,

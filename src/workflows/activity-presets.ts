@@ -12,6 +12,9 @@ export const RETRY = { initialInterval: '1s', backoffCoefficient: 2, maximumInte
 
 type Timeouts = Pick<ResolvedTrajectoryTimeouts, 'generateStartToCloseSeconds' | 'generateHeartbeatSeconds'> & Partial<ResolvedTrajectoryTimeouts>;
 
+/** Runs an agent program gets: a crash or a kill is run again (its calls answered from the store) until this many have failed. */
+export const AGENT_PROGRAM_ATTEMPTS = 3;
+
 /** Margin a local step needs beyond the environment's own deadline: its reads and writes in Postgres. */
 const STORE_MARGIN_SECONDS = 30;
 
@@ -75,6 +78,18 @@ export const Presets = {
       startToCloseTimeout: `${bounds.seconds}s`,
       heartbeatTimeout: `${t.environmentHeartbeatSeconds ?? 10}s`,
       retry: { ...RETRY, maximumAttempts: bounds.attempts },
+    }) satisfies ActivityOptions,
+  /**
+   * An agent program's run, a regular activity on the CPU queue (it runs the whole episode, far past a workflow task):
+   * `AGENT_PROGRAM_ATTEMPTS` runs of `agentProgramSeconds` each; the worker heartbeats every 2 s, so a lost one is
+   * noticed in 30. The program's own bound is kept by the activity (it kills the program at its deadline).
+   */
+  agentProgram: (t: Partial<ResolvedTrajectoryTimeouts>) =>
+    ({
+      taskQueue: CPU_TASK_QUEUE,
+      startToCloseTimeout: `${(t.agentProgramSeconds ?? 1800) + STORE_MARGIN_SECONDS}s`,
+      heartbeatTimeout: '30s',
+      retry: { ...RETRY, maximumAttempts: AGENT_PROGRAM_ATTEMPTS },
     }) satisfies ActivityOptions,
   /** Release 5's remote environment options (five attempts of `environmentStepSeconds`, default then 300 s). */
   remoteEnvironmentRelease5: (t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) =>

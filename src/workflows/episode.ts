@@ -12,6 +12,7 @@ import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { FailureType } from '../trajectory/failure.js';
 import { stoppedWithoutEos, type FinishReason } from '../trajectory/turn.js';
 import { Presets } from './activity-presets.js';
+import { agentEpisode } from './agent-episode.js';
 import { turnGenerator } from './turn-affinity.js';
 import type { TrajectoryRequest } from './trajectory-state.js';
 
@@ -61,6 +62,8 @@ export function episodeOf(input: EpisodeInput, release: EpisodeRelease): Episode
   const generate = release.affinity ? turnGenerator(input.timeouts) : sharedGenerator(input.timeouts);
   const { environment } = input;
   if (!release.environments || environment === undefined) return { ...seedSteps(input), generate };
+  // Release 8: only its own workers mark a placement as an agent program, so no run of an earlier release gets here.
+  if (environment.agentProgram) return agentEpisode(input, generate);
   if (release.boundedEnvironments && environment.unserved !== undefined) {
     // A name nothing serves: say so now, instead of waiting on a task queue no worker polls.
     const unserved = ApplicationFailure.nonRetryable(environment.unserved, FailureType.UnknownEnvironment);

@@ -101,7 +101,8 @@ export async function trajectory(input: TrajectoryRequest, continued?: QueuedCon
       environmentState = step.state;
       const kept = environment ? { reward: step.reward, done: step.done } : {};
       turns.push({ turn, contextLen, ...output, verdict: step.status, success: step.success, feedbackLen: step.feedbackLen, ...kept });
-      contextLen += output.outputLen + step.feedbackLen;
+      // An agent program's fork starts the next turn from tokens of its own (release 8); otherwise the context grows.
+      contextLen = step.contextLen ?? contextLen + output.outputLen + step.feedbackLen;
       reportTurn(state, header, turns, step);
       const ended = step.done ? 'done' : options.earlyStop && step.success ? 'early_stop' : undefined;
       if (ended) {

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { AGENT_CALLS_SQL } from './agent-calls-sql.js';
 import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
 import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
 import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
@@ -344,6 +345,8 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   { id: '017_trajectory_filters', sql: TRAJECTORY_FILTERS_SQL },
   // Each turn's queue, generation and verification time, and the latency percentiles' one definition (src/store/schema/turn-timings-sql.ts).
   { id: '018_turn_timings', sql: TURN_TIMINGS_SQL },
+  // Agent programs' requests, and the context a fork starts (src/store/schema/agent-calls-sql.ts).
+  { id: '019_agent_calls', sql: AGENT_CALLS_SQL },
 ];
 
 /**

@@ -189,7 +189,9 @@ async function insertTurnTexts(client: pg.PoolClient, trajectoryId: string, text
  */
 async function dropWorkingRows(client: pg.PoolClient, trajectoryId: string): Promise<void> {
   await client.query('DELETE FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
-  await client.query(`WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1) DELETE FROM turn_checkpoints WHERE trajectory_id = $1`, [
-    trajectoryId,
-  ]);
+  await client.query(
+    `WITH outputs AS (DELETE FROM turn_outputs WHERE trajectory_id = $1), requests AS (DELETE FROM agent_requests WHERE trajectory_id = $1)
+     DELETE FROM turn_checkpoints WHERE trajectory_id = $1`,
+    [trajectoryId],
+  );
 }

@@ -63,11 +63,20 @@ export async function lockTrajectory(client: pg.PoolClient, trajectoryId: string
   await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [trajectoryId]);
 }
 
-/** C_t: the prompt, then every earlier turn's output and feedback, exactly as stored. */
+/**
+ * C_t: the prompt, then every earlier turn's output and feedback, exactly as stored. A turn an agent program's next
+ * call forked from (`fork_ids`, migration 019) is followed by the fork's whole context instead: it starts again there.
+ */
 export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: number): Promise<number[]> {
   // One round trip: the prompt joined with every earlier turn (the prompt repeats per row; it is short).
-  const { rows } = await pool.query<{ prompt_ids: Buffer; turn: number | null; output_ids: Buffer | null; feedback_ids: Buffer | null }>(
-    `SELECT p.prompt_ids, o.turn, o.output_ids, o.feedback_ids FROM trajectory_prompts p
+  const { rows } = await pool.query<{
+    prompt_ids: Buffer;
+    turn: number | null;
+    output_ids: Buffer | null;
+    feedback_ids: Buffer | null;
+    fork_ids: Buffer | null;
+  }>(
+    `SELECT p.prompt_ids, o.turn, o.output_ids, o.feedback_ids, o.fork_ids FROM trajectory_prompts p
      LEFT JOIN turn_outputs o ON o.trajectory_id = p.trajectory_id AND o.turn < $2
      WHERE p.trajectory_id = $1 ORDER BY o.turn`,
     [trajectoryId, turn],
@@ -76,10 +85,11 @@ export async function loadContext(pool: pg.Pool, trajectoryId: string, turn: num
   const earlier = rows.filter((row) => row.turn !== null);
   if (earlier.length !== turn)
     throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${turn} needs ${turn} earlier turns, found ${earlier.length}`);
-  const parts = [rows[0]!.prompt_ids];
+  let parts = [rows[0]!.prompt_ids];
   for (const row of earlier) {
-    if (!row.feedback_ids) throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${row.turn} has no feedback yet`);
-    parts.push(row.output_ids!, row.feedback_ids);
+    if (row.fork_ids) parts = [row.fork_ids];
+    else if (row.feedback_ids) parts.push(row.output_ids!, row.feedback_ids);
+    else throw new ContextMismatch(`trajectory ${trajectoryId}: turn ${row.turn} has no feedback yet`);
   }
   return decodeInt32(Buffer.concat(parts));
 }
@@ -255,7 +265,8 @@ export async function saveVerdictAndFeedback(
   trajectoryId: string,
   turn: number,
   verdict: { answerText: string; extracted: string | null; status: string; detail?: string },
-  feedback: { ids: readonly number[]; text: string },
+  /** `forkIds`: an agent program's next call rewrote its history; the next turn's whole context (loadContext). */
+  feedback: { ids: readonly number[]; text: string; forkIds?: readonly number[] },
   environmentStep?: EnvironmentStepRecord,
   /** The environment step's run up to this write (ms; migration 018). */
   verifyMs?: number,
@@ -264,7 +275,7 @@ export async function saveVerdictAndFeedback(
     rows: [saved],
   } = await pool.query<JudgementRow>(
     `UPDATE turn_outputs SET answer_text = $3, extracted_answer = $4, verdict = $5, feedback_ids = $6, feedback_text = $7, verdict_detail = $8,
-       environment_step = $9, verify_ms = $10, updated_at = now()
+       environment_step = $9, verify_ms = $10, fork_ids = $11, updated_at = now()
      WHERE trajectory_id = $1 AND turn = $2 AND verdict IS NULL
      RETURNING answer_text, extracted_answer, verdict, feedback_ids, environment_step`,
     [
@@ -278,6 +289,7 @@ export async function saveVerdictAndFeedback(
       storableText(boundedDetail(verdict.detail)),
       environmentStep === undefined ? null : storableJson(environmentStep),
       timingMs(verifyMs),
+      feedback.forkIds === undefined ? null : encodeInt32(feedback.forkIds),
     ],
   );
   if (saved) return storedJudgement(saved);
@@ -307,6 +319,8 @@ export interface StoredTurn {
   outputLogprobs: number[];
   outputVersions: number[];
   feedbackIds: number[];
+  /** The next turn's whole context, when an agent program's next call rewrote its history (a fork); else undefined. */
+  forkIds?: number[];
   answerText: string;
   extractedAnswer: string | null;
   verdict: string | null;
@@ -326,7 +340,7 @@ export interface StoredTurn {
 export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajectoryId: string): Promise<{ promptIds: number[]; turns: StoredTurn[] }> {
   const prompt = await client.query<{ prompt_ids: Buffer }>('SELECT prompt_ids FROM trajectory_prompts WHERE trajectory_id = $1', [trajectoryId]);
   const { rows } = await client.query(
-    `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, answer_text, extracted_answer, verdict, feedback_text,
+    `SELECT turn, context_len, output_ids, output_logprobs, output_versions, version_start, feedback_ids, fork_ids, answer_text, extracted_answer, verdict, feedback_text,
             verdict_detail, environment_step, served_by, cached_tokens, queue_ms, generate_ms, verify_ms
      FROM turn_outputs WHERE trajectory_id = $1 ORDER BY turn`,
     [trajectoryId],
@@ -340,6 +354,7 @@ export async function loadStoredTurns(client: pg.PoolClient | pg.Pool, trajector
       outputLogprobs: decodeFloat32(row.output_logprobs),
       outputVersions: row.output_versions ? decodeInt32(row.output_versions) : new Array(row.output_ids.length / 4).fill(row.version_start),
       feedbackIds: row.feedback_ids ? decodeInt32(row.feedback_ids) : [],
+      ...(row.fork_ids ? { forkIds: decodeInt32(row.fork_ids) } : {}),
       answerText: row.answer_text ?? '',
       extractedAnswer: row.extracted_answer,
       verdict: row.verdict,
