@@ -12,6 +12,7 @@ describe('resolveTrajectoryTimeouts', () => {
       affinityFallbackSeconds: 2,
       environmentStepSeconds: 60,
       environmentHeartbeatSeconds: 10,
+      agentProgramSeconds: 1800,
     });
     expect(resolveTrajectoryTimeouts({})).toEqual(DEFAULT_TRAJECTORY_TIMEOUTS);
   });
