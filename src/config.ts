@@ -37,6 +37,7 @@ const environment = z.object({
         .map((module) => module.trim())
         .filter(Boolean),
     ),
+  RATCHET_AGENT_PROGRAMS: optionalText,
   RATCHET_VERIFIER_THREADS: z.coerce.number().int().positive().optional(),
   RATCHET_VERIFIER_BUDGET_MS: z.coerce.number().int().positive().default(3000),
   RATCHET_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
@@ -96,6 +97,8 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env) {
     workflowCache: values.RATCHET_WORKFLOW_CACHE,
     uiUrl: values.RATCHET_UI_URL,
     environmentModules: values.RATCHET_ENVIRONMENTS,
+    /** A JSON file of the agent programs the CPU worker runs (docs/agent-programs.md). */
+    agentProgramFile: values.RATCHET_AGENT_PROGRAMS,
     verifier: { size: values.RATCHET_VERIFIER_THREADS, budgetMs: values.RATCHET_VERIFIER_BUDGET_MS },
     ports: { temporal: values.RATCHET_TEMPORAL_PORT, temporalUi: values.RATCHET_TEMPORAL_UI_PORT, postgres: values.RATCHET_POSTGRES_PORT },
     logLevel: values.LOG_LEVEL,

@@ -5,6 +5,8 @@ import { createBackend } from '../policy/backend-config.js';
 import { openDatabase } from '../store/database.js';
 import { loadModelTokenizer } from '../tokens/model-tokenizer.js';
 import { VerifierPool } from '../verifier/index.js';
+import { BUILT_IN_ENVIRONMENTS } from '../environments/environment-set.js';
+import { loadAgentProgramFile } from '../stack/agent-program-file.js';
 import { loadEnvironmentModules } from '../stack/environment-modules.js';
 import { startWorkers } from '../stack/workers.js';
 import { Teardown } from '../stack/teardown.js';
@@ -33,6 +35,7 @@ export function workerCommand(): Command {
         }
         const verifier = kind === 'cpu' ? new VerifierPool(config.verifier) : undefined;
         teardown.add('verifier pool', () => verifier?.close());
+        const environments = kind === 'cpu' ? await loadEnvironmentModules(config.environmentModules) : [];
         process.stderr.write(`${kind} worker polling ${config.temporal.address} (${namespace})\n`);
         const workers = await startWorkers({
           temporal: { address: config.temporal.address, settings: config.temporal },
@@ -44,7 +47,8 @@ export function workerCommand(): Command {
             sandbox: new CodeSandboxPool(),
             maxCachedWorkflows: config.workflowCache,
             uiUrl: config.uiUrl,
-            environments: await loadEnvironmentModules(config.environmentModules),
+            environments,
+            agentPrograms: await loadAgentProgramFile(config.agentProgramFile, [...BUILT_IN_ENVIRONMENTS, ...environments.map((e) => e.name)]),
           },
           gpu:
             kind === 'gpu'

@@ -13,6 +13,7 @@ import { startAdmission } from './admission.js';
 import { startStack, type EmbeddedTemporal, type Stack } from './local-stack.js';
 import { connectStack } from './stack-connections.js';
 import { Teardown } from './teardown.js';
+import { loadAgentProgramFile } from './agent-program-file.js';
 import { loadEnvironmentModules } from './environment-modules.js';
 import { BUILT_IN_ENVIRONMENTS } from '../environments/environment-set.js';
 import { startWorkers } from './workers.js';
@@ -71,7 +72,11 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
     let environments: string[] | undefined;
     if (options.workers) {
       const own = await loadEnvironmentModules(config.environmentModules);
-      environments = [...BUILT_IN_ENVIRONMENTS, ...own.map((environment) => environment.name)];
+      const agentPrograms = await loadAgentProgramFile(config.agentProgramFile, [
+        ...BUILT_IN_ENVIRONMENTS,
+        ...own.map((environment) => environment.name),
+      ]);
+      environments = [...BUILT_IN_ENVIRONMENTS, ...own.map((environment) => environment.name), ...agentPrograms.map((program) => program.name)];
       const verifier = new VerifierPool(config.verifier);
       teardown.add('verifier pool', () => verifier.close());
       const workers = await startWorkers({
@@ -85,6 +90,7 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
           maxCachedWorkflows: config.workflowCache,
           uiUrl: config.uiUrl,
           environments: own,
+          agentPrograms,
         },
         gpu: {
           backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined),
