@@ -15,8 +15,9 @@ const EventType = temporal.api.enums.v1.EventType;
 /**
  * Earlier releases of the trajectory workflow as they shipped: release 1 (grouped admission, fixed 60 s re-checks,
  * no request schema), release 2 (request schema, back-off and continue-as-new; verify and feedback as two
- * activities on the CPU task queue), release 3 (local steps), release 4 (the stored row decides the end) and release 5
- * (environments, turn affinity). The current release must finish what any of them left running or queued.
+ * activities on the CPU task queue), release 3 (local steps), release 4 (the stored row decides the end), release 5
+ * (environments, turn affinity), release 6 (the episode from parts, one marker per change) and release 7 (one marker
+ * per run). The current release must finish what any of them left running or queued.
  */
 const RELEASES = [
   { name: 'release 1', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r1-grouped-admission/workflows/index.js') },
@@ -25,6 +26,7 @@ const RELEASES = [
   { name: 'release 4', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r4-stored-outcome/workflows/index.js') },
   { name: 'release 5', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r5-environments-affinity/workflows/index.js') },
   { name: 'release 6', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r6-episode-parts/workflows/index.js') },
+  { name: 'release 7', workflowsPath: path.resolve(import.meta.dirname, 'workflow-releases/r7-one-marker/workflows/index.js') },
 ];
 
 /** The patch ids a history's `core_patch` markers record, in order. */
@@ -178,6 +180,12 @@ describe.each(RELEASES)('deploying the current release over $name', ({ name, wor
       // start and `stored-outcome` asked at its end, where release 6 asks (release 7 records one marker for all).
       const plainEvents = await events(plainHandles[0]!.workflowId);
       expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'bounded-environments', 'stored-outcome']);
+    } else if (name === 'release 7') {
+      // A trajectory mid-turn at the deploy finished under the current release with the one marker release 7 recorded
+      // at its start: release 8 (agent programs) adds no marker, and its loop's one change issues no other command.
+      const plainEvents = await events(plainHandles[0]!.workflowId);
+      expect(patchIds(plainEvents)).toEqual(['release-7']);
+      expect(plainEvents.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     } else {
       // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
       // CPU task queue, also for the turns run after the deploy.
