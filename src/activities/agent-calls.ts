@@ -7,6 +7,7 @@ import type { AgentProgramResult } from '../agent/program-result.js';
 import { judgeMathAnswer } from '../environments/math-judge.js';
 import { EnvironmentFailure, type JsonValue } from '../environments/environment.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import type { ToolCallFormat } from '../tokens/tool-call-format.js';
 import { toolCallFormatOf } from '../tokens/tool-call-formats.js';
 import { toolSet } from '../tokens/tool-definitions.js';
 import { FailureType } from '../trajectory/failure.js';
@@ -58,7 +59,9 @@ export type AgentEpisodeEnd = { kind: 'returned'; result: AgentProgramResult } |
  * and its feedback or fork are written once, and a re-run answers with what is stored.
  */
 export function agentCallActivities(pool: pg.Pool, tokenizer: ModelTokenizer, verifier: VerifierPool) {
-  const format = toolCallFormatOf(tokenizer);
+  // Read when a call is first answered: a worker whose model has no known tool-call format still runs everything else.
+  let known: ToolCallFormat | undefined;
+  const format = () => (known ??= toolCallFormatOf(tokenizer));
 
   /** The ledger after turn `turn`: the sequence as stored up to its output, and the conversation the program was sent. */
   async function ledgerAfter(
@@ -68,7 +71,7 @@ export function agentCallActivities(pool: pg.Pool, tokenizer: ModelTokenizer, ve
   ): Promise<{ ledger: CallLedger; reply: AgentReply }> {
     const [context, judged] = await Promise.all([loadContext(pool, trajectoryId, turn), loadTurnForJudging(pool, trajectoryId, turn)]);
     if (!judged) throw new EnvironmentFailure(`trajectory ${trajectoryId} has no output for turn ${turn}`, 'infrastructure');
-    const reply = agentReply(tokenizer, format, toolSet(previous.tools), judged.outputIds, turn);
+    const reply = agentReply(tokenizer, format(), toolSet(previous.tools), judged.outputIds, turn);
     const ids = [...context, ...judged.outputIds];
     const ledger: CallLedger = {
       ...openLedger(),
@@ -134,7 +137,7 @@ export function agentCallActivities(pool: pg.Pool, tokenizer: ModelTokenizer, ve
         if (!judged) return storedStep(input.trajectoryId, input.turn);
         if (judged.judged) return keptStep(input.trajectoryId, input.turn, judged.judged);
         const previous = await request(input.trajectoryId, input.previousHash);
-        const reply = agentReply(tokenizer, format, toolSet(previous.tools), judged.outputIds, input.turn);
+        const reply = agentReply(tokenizer, format(), toolSet(previous.tools), judged.outputIds, input.turn);
         const outcome = await judgedEnd(input);
         const record: EnvironmentStepRecord = {
           observations: [],

@@ -7,6 +7,7 @@ import { ContextMismatch } from '../store/write/turn-store.js';
 import { DatabaseUnavailable } from '../store/database.js';
 import { isPermanentDatabaseError, isTransientDatabaseError, sqlState } from '../store/database-errors.js';
 import { ChatTemplateError } from '../tokens/conversation-tokens.js';
+import { UnknownToolCallFormatError } from '../tokens/tool-call-formats.js';
 import { GroupMismatch, RunConfigMismatch } from '../store/write/rollout-groups.js';
 import { FailureType } from '../trajectory/failure.js';
 
@@ -28,6 +29,8 @@ export function classifyFailure(error: unknown): unknown {
   if (error instanceof RawLogprobsServer) return ApplicationFailure.nonRetryable(error.message, FailureType.RawLogprobsServer);
   if (error instanceof PolicyRejectedRequest) return ApplicationFailure.nonRetryable(error.message, FailureType.PolicyRejectedRequest);
   if (error instanceof ChatTemplateError) return ApplicationFailure.nonRetryable(error.message, FailureType.ChatTemplateError);
+  // A model whose template has no tool-call format Ratchet knows cannot answer an agent's calls (tool-call-formats.ts).
+  if (error instanceof UnknownToolCallFormatError) return ApplicationFailure.nonRetryable(error.message, FailureType.ChatTemplateError);
   if (error instanceof ContextMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.ContextMismatch);
   if (error instanceof RunConfigMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.RunConfigMismatch);
   if (error instanceof GroupMismatch) return ApplicationFailure.nonRetryable(error.message, FailureType.GroupMismatch);
