@@ -3,6 +3,7 @@ import { compactJson } from './compact-json.js';
 import { attemptText } from './turn-attempt.js';
 import { duration, turnTimings } from './turn-timings.js';
 import { environmentReward } from './pages/observations.js';
+import { agentTurn, endWords, forkSentence, type AgentTurn } from './agent-turns.js';
 
 /** The trajectory page as plain text, for `ratchet show`: the same conversation, turn by turn. */
 export function conversationText(details: TrajectoryDetails): string {
@@ -28,6 +29,11 @@ export function conversationText(details: TrajectoryDetails): string {
           .map(({ phase, ms }) => ` · ${phase} ${duration(ms)}`)
           .join(''),
     );
+    const agent = agentTurn(turn);
+    if (agent !== null) {
+      lines.push(...agentTurnLines(agent, turn, details.toolCallIds?.[t]));
+      return;
+    }
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
     lines.push(answer.answer, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
     if (turn.verdictDetail) lines.push(`judge: ${turn.verdictDetail}`);
@@ -57,6 +63,29 @@ export function conversationText(details: TrajectoryDetails): string {
   else if (details.live) lines.push(`workflow: ${details.live.phase}, turn ${details.live.turn + 1}/${details.live.turns}`);
   else lines.push(view.status === 'queued' ? 'queued: its group waits for admission' : `status: ${view.status}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** An agent program's turn: the call, the reply the program got, what its next call added, a fork, how it ended. */
+function agentTurnLines(agent: AgentTurn, turn: TrajectoryDetails['view']['turns'][number], toolCallIds: (string | null)[] | undefined): string[] {
+  const lines = [`program call index ${agent.call ?? '–'} · finish reason ${agent.finishReason ?? '–'}`];
+  if (agent.reasoning !== null) lines.push(`[reasoning_content, ${agent.reasoning.length} characters]`);
+  lines.push(agent.content !== null && agent.content !== '' ? `content: ${agent.content}` : 'content: none');
+  for (const call of agent.toolCalls) {
+    lines.push(`tool call ${call.name} (tool_call_id ${call.id ?? '–'})${call.argumentsInvalid ? ', arguments not JSON' : ''}: ${call.arguments}`);
+  }
+  for (const m of agent.malformed) lines.push(`malformed tool call index ${m.index ?? '–'} · kind ${m.kind}: ${m.observation}`);
+  (turn.observations ?? []).forEach((message, i) => {
+    const id = toolCallIds?.[i];
+    lines.push(`[${message.role}${id ? ` ${id}` : ''}] ${message.content}`);
+  });
+  if (agent.end) {
+    lines.push(`program ended: ${endWords(agent.end, turn.verdict)}`);
+    if (agent.end.kind === 'answer') lines.push(`answer: ${agent.end.answer}`, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);
+  }
+  if (turn.verdictDetail) lines.push(`judge: ${turn.verdictDetail}`);
+  lines.push(`environment reward ${environmentReward(turn.environmentReward)} · done ${turn.done === null ? '–' : turn.done ? 'yes' : 'no'}`);
+  if (agent.fork || turn.forkIds !== undefined) lines.push(`── fork: ${forkSentence(agent.fork, turn.turn + 1)}`);
+  return lines;
 }
 
 function num(value: number | null): string {

@@ -9,6 +9,8 @@ import type { WorkflowDescription } from '../workflow-lookup.js';
 import type { AnswerParts } from '../answer-parts.js';
 import { versionStrip } from './version-strip.js';
 import { duration, turnTimings } from '../turn-timings.js';
+import { agentTurn } from '../agent-turns.js';
+import { agentTurnBody, forkMarker } from './agent-turn.js';
 
 /** /trajectories/<id>: the problem, then each turn as the model, the verifier and the feedback saw it. */
 export function trajectoryPage(details: TrajectoryDetails): Html {
@@ -36,7 +38,13 @@ ${details.problem.problem}</pre>${goldLine(details.problem.gold)}`
     : ''
 }
 <details><summary>Rendered prompt (${view.promptIds.length} tokens)</summary><pre>${details.promptText}</pre></details>
-${view.turns.map((turn, t) => turnSection(id, turn, details.answers[t]!, view, t))}
+${view.turns.map((turn, t) => {
+  // An agent program's turn (its info holds the reply the program got) shows the call; any other turn as it always did.
+  const agent = agentTurn(turn);
+  if (agent === null) return turnSection(id, turn, details.answers[t]!, view, t);
+  const body = agentTurnBody(turn, agent, details.answers[t]!, view, t, details.toolCallIds?.[t]);
+  return html`${turnSection(id, turn, details.answers[t]!, view, t, body)}${forkMarker(agent, turn)}`;
+})}
 ${
   view.generating
     ? html`<div class="turn" id="generating"><h3>Turn ${view.generating.turn + 1} · generating (attempt ${attemptText(view.generating.attempt)}, ${view.generating.ids.length} tokens so far)</h3>
@@ -159,13 +167,23 @@ function unknownLine(temporalStatus: string): Html {
 
 const CLOSED = new Set(['Completed', 'Failed', 'Canceled', 'Terminated', 'TimedOut']);
 
-function turnSection(id: string, turn: TurnView, answer: AnswerParts, view: TrajectoryView, t: number): Html {
+/** A turn's header, then (unless `agentBody` replaces them) its answer, extracted answer and feedback or observations. */
+function turnSection(id: string, turn: TurnView, answer: AnswerParts, view: TrajectoryView, t: number, agentBody?: Html): Html {
   return html`<section class="turn" data-turn="${turn.turn}">
 <h3>Turn ${turn.turn + 1} <span class="verdict ${turn.verdict ?? ''}">${turn.verdict ?? 'not verified yet'}</span>
  <span class="muted">· ${turn.outputIds.length} tokens · finish ${turn.finishReason ?? '–'} · context ${turn.contextLen}
  · versions ${turn.versionStart ?? '–'}→${turn.versionEnd ?? '–'} · reward ${fixed(turn.rawReward)} · return ${fixed(turn.reward)}${serverText(turn)}${timingText(turn)}</span>
  <a href="${trajectoryHref(id)}/turns/${turn.turn}/tokens">tokens</a></h3>
-${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning (&lt;think&gt;, ${answer.reasoning.length} characters)</summary><pre>${answer.reasoning}</pre></details>` : ''}
+${agentBody ?? answerPart(turn, answer)}
+${turn.verdictDetail ? detailSection(turn.verdictDetail) : ''}
+${agentBody ? '' : observationsSection(turn, feedbackLabel(view, t, turn.observations === null ? 'Feedback' : 'Observations'))}
+${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
+</section>`;
+}
+
+/** The model's answer (its reasoning folded) and what was extracted from it for the judge. */
+function answerPart(turn: TurnView, answer: AnswerParts): Html {
+  return html`${answer.reasoning !== null ? html`<details class="reasoning"><summary>reasoning (&lt;think&gt;, ${answer.reasoning.length} characters)</summary><pre>${answer.reasoning}</pre></details>` : ''}
 <pre class="answer">
 ${answer.answer}</pre>
 ${
@@ -173,11 +191,7 @@ ${
     ? html`<p>Extracted answer (the code that ran):</p><pre class="extracted">
 ${turn.extractedAnswer}</pre>`
     : html`<p>Extracted answer: <b class="extracted">${turn.extractedAnswer ?? '(none)'}</b></p>`
-}
-${turn.verdictDetail ? detailSection(turn.verdictDetail) : ''}
-${observationsSection(turn, feedbackLabel(view, t, turn.observations === null ? 'Feedback' : 'Observations'))}
-${turn.outputVersions.length > 0 ? versionStrip(turn.outputVersions) : ''}
-</section>`;
+}`;
 }
 
 /** The server that generated the turn and its prefix-cache hit, where known (turns stored before issue 27 have neither). */
