@@ -4,22 +4,43 @@
 // replay after a deploy. A release that changes the workflow adds cases (and files) of its own.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import type { AgentProgram } from '../../src/agent/program-host.js';
 import { RolloutClient } from '../../src/client/rollout-client.js';
 import { environmentTaskQueue } from '../../src/environments/environment-set.js';
 import { createBackend } from '../../src/policy/backend-config.js';
 import { loadDataset } from '../../src/datasets/index.js';
 import { submitTrajectory, trajectoryRequests } from '../../src/client/submit.js';
 import { localTemporalCliPath } from '../../src/stack/temporal-cli.js';
+import { pythonPackageEnv } from '../../src/stack/python-package-env.js';
 import { publishPolicyVersion } from '../../src/store/write/policy-versions.js';
 import type { RolloutOptions } from '../../src/trajectory/options.js';
 import { CPU_TASK_QUEUE } from '../../src/task-queues.js';
 import { startSimulatedStack, type SimulatedStack } from '../../src/stack/simulated-stack.js';
 
-const out = path.resolve(import.meta.dirname, '../../test/replay/histories');
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const out = path.join(ROOT, 'test/replay/histories');
+/** Where the killable agent program writes its PID (test/integration/agent-programs.test.ts's trick). */
+const AGENT_PID_FILE = path.join(os.tmpdir(), `ratchet-record-agent-pid-${process.pid}`);
+
+/**
+ * The agent programs the recording's CPU worker runs (release 8): the two examples, the Python one forgetting its
+ * reasoning (a fork), the Python one started through a PID file (to be killed), and one that exits 1 every run.
+ */
+function agentPrograms(python: string): AgentProgram[] {
+  const calculator = [python, path.join(ROOT, 'examples/agents/calculator_agent.py')];
+  return [
+    { name: 'ts-calculator', command: [process.execPath, path.join(ROOT, 'examples/agents/ts-agent.mjs')] },
+    { name: 'py-calculator', command: calculator },
+    { name: 'py-forgetful', command: calculator, env: { CALCULATOR_AGENT_FORGET_REASONING: '1' } },
+    { name: 'py-killable', command: ['/bin/sh', '-c', `echo $$ > "${AGENT_PID_FILE}" && exec "$0" "$@"`, ...calculator] },
+    { name: 'exits-1', command: [process.execPath, '-e', 'console.error("the agent gave up"); process.exit(1)'] },
+  ];
+}
 
 /** The recording's workers, which a case may stop and replace (to leave a trajectory's server behind). */
 interface RecordingWorkers {
@@ -214,6 +235,114 @@ const affinityFallback: Recording = async (stack, name, workers) => {
   return { [name]: { workflowId: handle.workflowId } };
 };
 
+const AGENT_OPTIONS: Partial<RolloutOptions> = { turns: 6, maxNewTokens: 256 };
+
+/** Turns stored so far for a trajectory still running (turn_outputs: emptied once its row is persisted). */
+async function turnsSoFar(stack: SimulatedStack, trajectoryId: string): Promise<number> {
+  const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
+  return rows[0]!.n;
+}
+
+/** A finished trajectory's turns (one per model call of an agent program), and how many of its steps recorded a fork. */
+async function storedTurns(stack: SimulatedStack, trajectoryId: string): Promise<{ turns: number; forks: number }> {
+  const { rows } = await stack.pool.query<{ turns: number; forks: number }>(
+    `SELECT (SELECT num_turns FROM trajectories WHERE trajectory_id = $1) AS turns,
+            (SELECT count(*)::int FROM turn_texts WHERE trajectory_id = $1 AND environment_step->'info' ? 'fork') AS forks`,
+    [trajectoryId],
+  );
+  return { turns: rows[0]?.turns ?? 0, forks: rows[0]?.forks ?? 0 };
+}
+
+async function storedStatus(stack: SimulatedStack, trajectoryId: string): Promise<{ status: string; failure_type: string | null } | undefined> {
+  const { rows } = await stack.pool.query<{ status: string; failure_type: string | null }>(
+    'SELECT status, failure_type FROM trajectories WHERE trajectory_id = $1',
+    [trajectoryId],
+  );
+  return rows[0];
+}
+
+/**
+ * Trajectories run by an agent program (release 8), one per problem; keeps the completed one with the most turns
+ * (tool calls answered over several turns), of those with a recorded fork when `fork` asks for one.
+ */
+const agentEpisode =
+  (environment: string, count: number, { fork = false, minTurns = 3 } = {}): Recording =>
+  async (stack, name) => {
+    const requests = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, count), 1, AGENT_OPTIONS).map((request) => ({
+      ...request,
+      environment,
+    }));
+    const handles = await Promise.all(requests.map(async (request) => (await submitTrajectory(stack.client, request)).handle));
+    await Promise.all(handles.map((handle) => handle.result().catch(() => undefined)));
+    const runs = await Promise.all(
+      handles.map(async (handle) => ({
+        workflowId: handle.workflowId,
+        ...(await storedTurns(stack, handle.workflowId)),
+        status: (await storedStatus(stack, handle.workflowId))?.status,
+      })),
+    );
+    const kept = runs
+      .filter((run) => run.status === 'completed' && run.turns >= minTurns && (!fork || run.forks > 0))
+      .sort((a, b) => b.turns - a.turns)[0];
+    if (!kept) throw new Error(`${name}: no completed trajectory of ${minTurns}+ turns${fork ? ' with a fork' : ''}: ${JSON.stringify(runs)}`);
+    console.log(`${name}: ${kept.workflowId}, ${kept.turns} turns, ${kept.forks} forks`);
+    return { [name]: { workflowId: kept.workflowId } };
+  };
+
+/**
+ * The Python agent SIGKILLed while a later call's turn is generating (the policy slowed so that there is such a
+ * moment), run again with its calls answered from the store, completed. Tries problem after problem until one
+ * episode is still running at its second stored turn.
+ */
+const agentKilled: Recording = async (stack, name) => {
+  stack.policy.setFaults({ latencyMs: 1500 });
+  try {
+    for (const [i, problem] of stack.problems.slice(0, 6).entries()) {
+      await rm(AGENT_PID_FILE, { force: true });
+      const [request] = trajectoryRequests(`replay-${name}-${i}`, [problem], 1, AGENT_OPTIONS);
+      const { handle } = await submitTrajectory(stack.client, { ...request!, environment: 'py-killable' });
+      const id = handle.workflowId;
+      let killed = false;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const [turns, status] = await Promise.all([turnsSoFar(stack, id), storedStatus(stack, id)]);
+        if (status) break;
+        if (turns >= 2) {
+          const pid = Number((await readFile(AGENT_PID_FILE, 'utf8')).trim());
+          try {
+            process.kill(pid, 'SIGKILL');
+            killed = true;
+          } catch {
+            // Gone already: the episode ended at its second turn.
+          }
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await handle.result().catch(() => undefined);
+      const history = await handle.fetchHistory();
+      const runs = history.events!.filter((e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1).length;
+      const status = await storedStatus(stack, id);
+      console.log(`${name}: ${id} killed ${killed}, later runs ${runs}, ${status?.status}`);
+      if (killed && status?.status === 'completed' && runs > 0) return { [name]: { workflowId: id } };
+    }
+    throw new Error(`${name}: no episode was killed mid-way and completed`);
+  } finally {
+    stack.policy.setFaults({ latencyMs: 0 });
+    await rm(AGENT_PID_FILE, { force: true });
+  }
+};
+
+/** A program that exits 1 every run: after its runs the trajectory fails typed AgentProgramFailed. */
+const agentFailed: Recording = async (stack, name) => {
+  const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, AGENT_OPTIONS);
+  const { handle } = await submitTrajectory(stack.client, { ...request!, environment: 'exits-1' });
+  await handle.result().catch(() => undefined);
+  const status = await storedStatus(stack, handle.workflowId);
+  if (status?.failure_type !== 'AgentProgramFailed') throw new Error(`${name}: ended ${JSON.stringify(status)}, not AgentProgramFailed`);
+  return { [name]: { workflowId: handle.workflowId } };
+};
+
 // Release 1 (grouped admission): recorded once, never again.
 // Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
 // Release 3 (local steps, the environment step, the request checked in a local activity, code tasks): `r3-*`;
@@ -225,6 +354,8 @@ const affinityFallback: Recording = async (stack, name, workers) => {
 // once; patch `bounded-environments`): `r6-*`.
 // Release 7 (one release marker per run instead of one per change, admission back-off and the stored outcome
 // included; patch `release-7`): `r7-*`.
+// Release 8 (agent programs as environments: `runAgentProgram`, each model call a Temporal Update `agentCall` and
+// a turn; no patch, since only release-8 workers serve agent programs): `r8-*`, the agent cases `r8-agent-*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -283,6 +414,23 @@ const cases: Record<string, Recording> = {
   'r7-remote-environment': remoteEnvironment,
   'r7-affinity-off': plain({ turns: 2, turnAffinity: false }),
   'r7-affinity-fallback': affinityFallback,
+  'r8-agent-program': agentEpisode('ts-calculator', 6),
+  'r8-agent-fork': agentEpisode('py-forgetful', 6, { fork: true, minTurns: 2 }),
+  'r8-agent-killed': agentKilled,
+  'r8-agent-failed': agentFailed,
+  'r8-seed-default': plain({ turns: 3 }),
+  'r8-early-stop-concat': plain({ turns: 3, earlyStop: true, layout: 'concat' }),
+  'r8-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),
+  'r8-grouped-admission': grouped({ turns: 2 }),
+  'r8-continued-while-queued': continuedWhileQueued,
+  'r8-code-task': codeTask,
+  'r8-cancelled-while-queued': cancelledWhileQueued,
+  'r8-invalid-request': invalidRequest,
+  'r8-math-python-tool': inEnvironment('math-python-tool', { turns: 2 }),
+  'r8-unknown-environment': inEnvironment('no-such-environment', { turns: 2 }),
+  'r8-remote-environment': remoteEnvironment,
+  'r8-affinity-off': plain({ turns: 2, turnAffinity: false }),
+  'r8-affinity-fallback': affinityFallback,
 };
 
 const recorded = (name: string) => existsSync(path.join(out, `${name}.json`)) || existsSync(path.join(out, `${name}-first-run.json`));
@@ -291,7 +439,8 @@ for (const name of wanted.filter(recorded)) console.log(`${name}: already record
 const pending = wanted.filter((name) => !recorded(name));
 if (pending.length > 0) {
   const stack = await startSimulatedStack({ seed: 21 });
-  let stopCpu = await stack.startWorkers({ gpu: false });
+  const programs = pending.some((name) => name.includes('-agent-')) ? agentPrograms(await pythonPackageEnv(path.join(ROOT, '.ratchet'))) : [];
+  let stopCpu = await stack.startWorkers({ gpu: false, agentPrograms: programs });
   let stopGpu = await stack.startWorkers({ cpu: false });
   const workers: RecordingWorkers = {
     restartGpu: async (backendUrl) => {
@@ -300,7 +449,7 @@ if (pending.length > 0) {
     },
     stopCpu: () => stopCpu(),
     startCpu: async () => {
-      stopCpu = await stack.startWorkers({ gpu: false });
+      stopCpu = await stack.startWorkers({ gpu: false, agentPrograms: programs });
     },
   };
   const stopController = await stack.startController();
