@@ -1,4 +1,3 @@
-import type pg from 'pg';
 import type { TrajectoryView, TurnView } from '../store/read/trajectory-view.js';
 import { compactJson } from './compact-json.js';
 
@@ -150,25 +149,6 @@ export function endWords(end: AgentEnd, verdict: string | null): string {
     default:
       return `The program ended: ${end.json}`;
   }
-}
-
-/**
- * The tool_call_id of each observation message of each turn (null where it has none), aligned with the turn's
- * `observations`: the trajectory view keeps role and content only. Read only for agent trajectories.
- */
-export async function loadToolCallIds(pool: pg.Pool, view: TrajectoryView): Promise<(string | null)[][] | undefined> {
-  if (!isAgentTrajectory(view)) return undefined;
-  const table = view.status === 'running' ? 'turn_outputs' : 'turn_texts';
-  const { rows } = await pool.query<{ turn: number; observations: unknown }>(
-    `SELECT turn, environment_step->'observations' AS observations FROM ${table} WHERE trajectory_id = $1 ORDER BY turn`,
-    [view.trajectoryId],
-  );
-  const byTurn = new Map(rows.map((row) => [row.turn, row.observations]));
-  return view.turns.map((turn) => {
-    const messages = byTurn.get(turn.turn);
-    // The same messages environmentStepView keeps (objects), so that the ids line up with them.
-    return (Array.isArray(messages) ? messages : []).filter(isRecord).map((m) => (typeof m.tool_call_id === 'string' ? m.tool_call_id : null));
-  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

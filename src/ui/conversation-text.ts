@@ -31,7 +31,7 @@ export function conversationText(details: TrajectoryDetails): string {
     );
     const agent = agentTurn(turn);
     if (agent !== null) {
-      lines.push(...agentTurnLines(agent, turn, details.toolCallIds?.[t]));
+      lines.push(...agentTurnLines(agent, turn));
       return;
     }
     if (answer.reasoning !== null) lines.push(`[reasoning, ${answer.reasoning.length} characters]`);
@@ -66,7 +66,7 @@ export function conversationText(details: TrajectoryDetails): string {
 }
 
 /** An agent program's turn: the call, the reply the program got, what its next call added, a fork, how it ended. */
-function agentTurnLines(agent: AgentTurn, turn: TrajectoryDetails['view']['turns'][number], toolCallIds: (string | null)[] | undefined): string[] {
+function agentTurnLines(agent: AgentTurn, turn: TrajectoryDetails['view']['turns'][number]): string[] {
   const lines = [`program call index ${agent.call ?? '–'} · finish reason ${agent.finishReason ?? '–'}`];
   if (agent.reasoning !== null) lines.push(`[reasoning_content, ${agent.reasoning.length} characters]`);
   lines.push(agent.content !== null && agent.content !== '' ? `content: ${agent.content}` : 'content: none');
@@ -74,10 +74,8 @@ function agentTurnLines(agent: AgentTurn, turn: TrajectoryDetails['view']['turns
     lines.push(`tool call ${call.name} (tool_call_id ${call.id ?? '–'})${call.argumentsInvalid ? ', arguments not JSON' : ''}: ${call.arguments}`);
   }
   for (const m of agent.malformed) lines.push(`malformed tool call index ${m.index ?? '–'} · kind ${m.kind}: ${m.observation}`);
-  (turn.observations ?? []).forEach((message, i) => {
-    const id = toolCallIds?.[i];
-    lines.push(`[${message.role}${id ? ` ${id}` : ''}] ${message.content}`);
-  });
+  for (const message of turn.observations ?? [])
+    lines.push(`[${message.role}${message.toolCallId ? ` ${message.toolCallId}` : ''}] ${message.content}`);
   if (agent.end) {
     lines.push(`program ended: ${endWords(agent.end, turn.verdict)}`);
     if (agent.end.kind === 'answer') lines.push(`answer: ${agent.end.answer}`, `extracted answer: ${turn.extractedAnswer ?? '(none)'}`);

@@ -5,7 +5,6 @@ import { recordedDisagreements, type RecordedDisagreement } from '../store/write
 import { statusAgreement, type StatusAgreement } from '../trajectory/status-agreement.js';
 import type { TrajectoryState } from '../workflows/trajectory-state.js';
 import { splitReasoning, type AnswerParts } from './answer-parts.js';
-import { loadToolCallIds } from './agent-turns.js';
 import {
   describeWorkflow,
   loadWorkflowProblem,
@@ -35,8 +34,6 @@ export interface TrajectoryDetails {
   agreement: StatusAgreement;
   /** Disagreements the admission controller's sweep recorded for this trajectory. */
   recordedDisagreements: RecordedDisagreement[];
-  /** An agent program's trajectory only: each turn's observation messages' tool_call_id (null where none), in order. */
-  toolCallIds?: (string | null)[][];
 }
 
 export async function loadTrajectoryDetails(
@@ -47,12 +44,11 @@ export async function loadTrajectoryDetails(
 ): Promise<TrajectoryDetails> {
   const view = await loadTrajectoryView(pool, trajectoryId);
   const final = view.status === 'completed' || view.status === 'failed';
-  const [problem, live, workflow, recorded, toolCallIds] = await Promise.all([
+  const [problem, live, workflow, recorded] = await Promise.all([
     loadWorkflowProblem(temporal, trajectoryId),
     final ? Promise.resolve(null) : queryTrajectoryState(temporal, trajectoryId),
     describeWorkflow(temporal, trajectoryId),
     recordedDisagreements(pool, trajectoryId),
-    loadToolCallIds(pool, view),
   ]);
   // A trajectory still running has no stored row: its qid comes from its group or its workflow's input.
   if (view.qid === null && problem?.qid) view.qid = problem.qid;
@@ -72,7 +68,6 @@ export async function loadTrajectoryDetails(
     workflow,
     agreement: statusAgreement(view.status === 'completed' || view.status === 'failed' ? view.status : null, workflow.status),
     recordedDisagreements: recorded,
-    ...(toolCallIds === undefined ? {} : { toolCallIds }),
   };
 }
 

@@ -46,6 +46,8 @@ export interface TurnView extends UnpackedTurn {
 export interface ObservationView {
   role: string;
   content: string;
+  /** A tool result's call (an agent program's `tool` messages); absent otherwise. */
+  toolCallId?: string;
 }
 
 /** What Postgres knows of one trajectory, stored or still running. */
@@ -249,6 +251,7 @@ export function environmentStepView(step: unknown): EnvironmentStepView {
         .map((m) => ({
           role: typeof m.role === 'string' ? m.role : String(m.role ?? '?'),
           content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''),
+          ...(typeof m.tool_call_id === 'string' ? { toolCallId: m.tool_call_id } : {}),
         }))
     : [];
   const info = record.info !== null && typeof record.info === 'object' && !Array.isArray(record.info) ? (record.info as Record<string, unknown>) : {};

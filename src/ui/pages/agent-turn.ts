@@ -11,14 +11,7 @@ import { environmentReward, LONG_OBSERVATION_CHARS, LONG_OBSERVATION_LINES } fro
  * content, tool calls, malformed calls), the messages the program's next call added, and on the last turn how the
  * program ended. Everything here came from the model or the program: hono's `html` escapes it all.
  */
-export function agentTurnBody(
-  turn: TurnView,
-  agent: AgentTurn,
-  answer: AnswerParts,
-  view: TrajectoryView,
-  t: number,
-  toolCallIds: (string | null)[] | undefined,
-): Html {
+export function agentTurnBody(turn: TurnView, agent: AgentTurn, answer: AnswerParts, view: TrajectoryView, t: number): Html {
   return html`<p class="agent-call">program call index <b class="call-index">${agent.call ?? '–'}</b>
  <span class="muted">(${agent.call === null ? 'not recorded' : `the program's ${ordinal(agent.call + 1)} model call`})</span>
  · finish reason <b class="call-finish">${agent.finishReason ?? '–'}</b></p>
@@ -60,7 +53,7 @@ ${m.observation}</pre></li>`,
 }</div>
 <details class="model-output"><summary>the model's text as generated, reasoning aside (${answer.answer.length} characters, decoded from its tokens)</summary><pre class="answer">
 ${answer.answer}</pre></details>
-${nextMessages(turn, agent, view, t, toolCallIds)}
+${nextMessages(turn, agent, view, t)}
 ${agent.end ? endSection(turn, agent) : ''}
 ${stepLine(turn)}`;
 }
@@ -75,7 +68,7 @@ export function forkMarker(agent: AgentTurn | null, turn: TurnView): Html | stri
 }
 
 /** The messages the program's next call appended after this turn's reply (tool results, user messages). */
-function nextMessages(turn: TurnView, agent: AgentTurn, view: TrajectoryView, t: number, toolCallIds: (string | null)[] | undefined): Html | string {
+function nextMessages(turn: TurnView, agent: AgentTurn, view: TrajectoryView, t: number): Html | string {
   const messages = turn.observations ?? [];
   if (agent.fork) {
     return html`<p class="muted feedback-label">Messages the program's next call added: none recorded, as that call rewrote its history
@@ -84,7 +77,7 @@ function nextMessages(turn: TurnView, agent: AgentTurn, view: TrajectoryView, t:
   if (agent.end && messages.length === 0) return '';
   const label = nextLabel(view, t);
   return html`<p class="muted feedback-label">${label}${messages.length === 0 ? ' none' : ''}</p>
-${messages.length > 0 ? html`<div class="observations">${messages.map((message, i) => agentMessage(message, toolCallIds?.[i] ?? null))}</div>` : ''}`;
+${messages.length > 0 ? html`<div class="observations">${messages.map((message) => agentMessage(message))}</div>` : ''}`;
 }
 
 function nextLabel(view: TrajectoryView, t: number): string {
@@ -95,9 +88,10 @@ function nextLabel(view: TrajectoryView, t: number): string {
 }
 
 /** One message with its role and tool_call_id; a long one folded, its size in the summary (as the page does for observations). */
-function agentMessage(message: ObservationView, toolCallId: string | null): Html {
+function agentMessage(message: ObservationView): Html {
   const lines = message.content.split('\n').length;
-  const id = toolCallId === null ? '' : html` <span class="muted">tool_call_id</span> <code class="tool-call-id">${toolCallId}</code>`;
+  const id =
+    message.toolCallId === undefined ? '' : html` <span class="muted">tool_call_id</span> <code class="tool-call-id">${message.toolCallId}</code>`;
   if (message.content.length > LONG_OBSERVATION_CHARS || lines > LONG_OBSERVATION_LINES) {
     return html`<details class="observation long" data-role="${message.role}"><summary><span class="role">${message.role}</span>${id}
  <span class="muted">${message.content.length} characters, ${lines} lines</span></summary><pre class="observation-content">

@@ -42,7 +42,7 @@ ${view.turns.map((turn, t) => {
   // An agent program's turn (its info holds the reply the program got) shows the call; any other turn as it always did.
   const agent = agentTurn(turn);
   if (agent === null) return turnSection(id, turn, details.answers[t]!, view, t);
-  const body = agentTurnBody(turn, agent, details.answers[t]!, view, t, details.toolCallIds?.[t]);
+  const body = agentTurnBody(turn, agent, details.answers[t]!, view, t);
   return html`${turnSection(id, turn, details.answers[t]!, view, t, body)}${forkMarker(agent, turn)}`;
 })}
 ${
