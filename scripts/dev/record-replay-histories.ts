@@ -237,10 +237,22 @@ const affinityFallback: Recording = async (stack, name, workers) => {
 
 const AGENT_OPTIONS: Partial<RolloutOptions> = { turns: 6, maxNewTokens: 256 };
 
-/** Turns stored so far for a trajectory still running (turn_outputs: emptied once its row is persisted). */
-async function turnsSoFar(stack: SimulatedStack, trajectoryId: string): Promise<number> {
-  const { rows } = await stack.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM turn_outputs WHERE trajectory_id = $1', [trajectoryId]);
-  return rows[0]!.n;
+/** A running trajectory's generate activities: how many ended, and how many are scheduled and not yet ended. */
+async function generates(handle: Awaited<ReturnType<typeof submitTrajectory>>['handle']): Promise<{ ended: number; inFlight: number }> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const scheduled = new Set(
+    events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'generate').map((e) => String(e.eventId)),
+  );
+  const ended = events
+    .map(
+      (e) =>
+        e.activityTaskCompletedEventAttributes ??
+        e.activityTaskFailedEventAttributes ??
+        e.activityTaskTimedOutEventAttributes ??
+        e.activityTaskCanceledEventAttributes,
+    )
+    .filter((attributes) => attributes && scheduled.has(String(attributes.scheduledEventId))).length;
+  return { ended, inFlight: scheduled.size - ended };
 }
 
 /** A finished trajectory's turns (one per model call of an agent program), and how many of its steps recorded a fork. */
@@ -290,9 +302,9 @@ const agentEpisode =
   };
 
 /**
- * The Python agent SIGKILLed while a later call's turn is generating (the policy slowed so that there is such a
- * moment), run again with its calls answered from the store, completed. Tries problem after problem until one
- * episode is still running at its second stored turn.
+ * The Python agent SIGKILLed while a later call's turn is generating (after an earlier call was answered; the policy
+ * slowed so that there is such a moment), its update still open; run again, its earlier calls answered from the
+ * store, completed. Tries problem after problem until one is killed that way and completes.
  */
 const agentKilled: Recording = async (stack, name) => {
   stack.policy.setFaults({ latencyMs: 1500 });
@@ -305,15 +317,15 @@ const agentKilled: Recording = async (stack, name) => {
       let killed = false;
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
-        const [turns, status] = await Promise.all([turnsSoFar(stack, id), storedStatus(stack, id)]);
+        const [{ ended, inFlight }, status] = await Promise.all([generates(handle), storedStatus(stack, id)]);
         if (status) break;
-        if (turns >= 2) {
+        if (ended >= 1 && inFlight >= 1) {
           const pid = Number((await readFile(AGENT_PID_FILE, 'utf8')).trim());
           try {
             process.kill(pid, 'SIGKILL');
             killed = true;
           } catch {
-            // Gone already: the episode ended at its second turn.
+            // Gone already: the episode ended.
           }
           break;
         }
