@@ -22,6 +22,12 @@ export interface RunAgentProgramInput {
   seconds: number;
 }
 
+/** A program run that returned: its result, and which run it was (the workflow checks it made every recorded call). */
+export interface AgentProgramRun {
+  result: AgentProgramResult;
+  attempt: number;
+}
+
 /** How often the activity heartbeats while its program runs: a lost CPU worker is noticed within the heartbeat timeout. */
 export const PROGRAM_HEARTBEAT_MS = 2_000;
 /** What of a failed run's output is kept in its failure: the end of stderr (then stdout), enough for a traceback. */
@@ -37,7 +43,7 @@ const PASSED_ON = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'PYTHONPATH', 'NODE_P
  * ended, or its CPU worker is going), the program's whole process group is killed.
  */
 export function runAgentProgramActivity(host: AgentProgramHost | undefined) {
-  return async function runAgentProgram(input: RunAgentProgramInput): Promise<AgentProgramResult> {
+  return async function runAgentProgram(input: RunAgentProgramInput): Promise<AgentProgramRun> {
     const context = Context.current();
     const program = host?.program(input.program);
     if (!host || !program) {
@@ -71,7 +77,7 @@ export function runAgentProgramActivity(host: AgentProgramHost | undefined) {
         throw ApplicationFailure.nonRetryable(`${what} exited 0 without writing its result to RATCHET_RESULT`, FailureType.AgentResultInvalid);
       const checked = checkProgramResult(text);
       if ('invalid' in checked) throw ApplicationFailure.nonRetryable(`${what}: ${checked.invalid}`, FailureType.AgentResultInvalid);
-      return checked.result;
+      return { result: checked.result, attempt };
     } finally {
       host.closeRun(input.trajectoryId, attempt);
       await rm(folder, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { CpuActivities } from '../activities/index.js';
 import type { AgentEpisodeEnd } from '../activities/agent-calls.js';
-import type { AgentProgramResult } from '../agent/program-result.js';
+import type { AgentProgramRun } from '../activities/agent-program.js';
 import { FailureType } from '../trajectory/failure.js';
 import { samplingOf } from '../trajectory/sampling.js';
 import { Presets } from './activity-presets.js';
@@ -34,7 +34,9 @@ export function agentEpisode(input: EpisodeInput, generate: Episode['generate'])
   const judge = proxyLocalActivities<CpuActivities>(Presets.sandboxStep);
   const programs = proxyActivities<CpuActivities>(Presets.agentProgram(timeouts));
   const calls: RecordedCall[] = [];
-  let programEnd: { result: AgentProgramResult } | { error: unknown } | undefined;
+  let programEnd: AgentProgramRun | { error: unknown } | undefined;
+  // How many calls each program run made (by its attempt): the run that returns must have made every recorded call.
+  const callsByRun = new Map<number, number>();
   let refusal: ApplicationFailure | undefined;
   let turnLimit = false;
   let over = false;
@@ -61,6 +63,7 @@ export function agentEpisode(input: EpisodeInput, generate: Episode['generate'])
       );
       throw refusal;
     }
+    callsByRun.set(call.attempt, Math.max(callsByRun.get(call.attempt) ?? 0, call.call + 1));
     if (recorded === undefined)
       calls.push({ requestHash: call.requestHash, messageCount: call.messageCount, maxTokens: call.maxTokens, answered: false });
     await condition(() => calls[call.call]!.answered || over);
@@ -76,7 +79,18 @@ export function agentEpisode(input: EpisodeInput, generate: Episode['generate'])
   const ended = (turn: number): AgentEpisodeEnd | undefined => {
     if (refusal) throw refusal;
     if (programEnd && 'error' in programEnd) throw programFailure(programEnd.error);
-    if (programEnd) return { kind: 'returned', result: programEnd.result };
+    if (programEnd) {
+      const made = callsByRun.get(programEnd.attempt) ?? 0;
+      // A run that returned without making every recorded call did not see every turn the trajectory holds.
+      if (made !== calls.length) {
+        throw ApplicationFailure.nonRetryable(
+          `run ${programEnd.attempt} of the agent program returned after ${made} calls, but ${calls.length} are recorded: ` +
+            'an agent program must make the same calls when it runs again',
+          AgentCallRefusal.Diverged,
+        );
+      }
+      return { kind: 'returned', result: programEnd.result };
+    }
     if (calls.length > turn + 1) return undefined;
     return { kind: 'turn-limit', turns: options.turns };
   };
@@ -88,7 +102,7 @@ export function agentEpisode(input: EpisodeInput, generate: Episode['generate'])
       const terms = { sampling: samplingOf(options), maxNewTokens: options.maxNewTokens };
       const run = { trajectoryId, qid, problem, args, seed: input.environment!.seed, program: input.environment!.name };
       programs.runAgentProgram({ ...run, terms, seconds: timeouts.agentProgramSeconds ?? 1800 }).then(
-        (result) => (programEnd = { result }),
+        (run) => (programEnd = run),
         (error: unknown) => (programEnd = { error }),
       );
       await nextEvent(0);

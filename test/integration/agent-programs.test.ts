@@ -14,6 +14,7 @@ import { startTestStack, type TestStack } from './local-stack.js';
 import { until } from './until.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+const UNSTEADY = path.join(import.meta.dirname, 'fixtures/agents/unsteady-agent.mjs');
 const PID_FILE = path.join(os.tmpdir(), `ratchet-agent-pid-${process.pid}`);
 
 let stack: TestStack;
@@ -30,6 +31,8 @@ function programs(): AgentProgram[] {
     // Writes its PID where the test finds it, then becomes the example: the test kills exactly this process.
     { name: 'py-killable', command: ['/bin/sh', '-c', `echo $$ > "${PID_FILE}" && exec "$0" "$@"`, ...python3] },
     { name: 'crashes', command: [process.execPath, '-e', 'console.error("boom: a typo in the agent"); process.exit(3)'] },
+    { name: 'fewer-calls', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'fewer' } },
+    { name: 'other-call', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'other' } },
     { name: 'garbage', command: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.RATCHET_RESULT, "{\\"score\\": 1}")'] },
   ];
 }
@@ -178,4 +181,15 @@ describe('agent programs as environments', () => {
       expect(rows[1].error).toContain('score');
     },
   );
+
+  it('a program run again that makes other calls, or fewer, fails the trajectory CallDiverged: no silent drift', { timeout: 120_000 }, async () => {
+    const results = await runRollouts(stack.client, [...requests('agent-fewer', 'fewer-calls', 1), ...requests('agent-other', 'other-call', 1)]);
+    expect(results.map((r) => r.status)).toEqual(['failed', 'failed']);
+    const { rows } = await stack.pool.query(
+      "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE 'agent-fewer/%' OR trajectory_id LIKE 'agent-other/%' ORDER BY 1",
+    );
+    expect(rows.map((row) => row.failure_type)).toEqual(['CallDiverged', 'CallDiverged']);
+    expect(rows[0].error).toContain('returned after 1 calls, but 2 are recorded');
+    expect(rows[1].error).toContain('differs from the call recorded at that index');
+  });
 });
