@@ -52,3 +52,6 @@ export {
   type ToolCallTurn,
 } from './tokens/tool-call-turn.js';
 export { assistantToolCallMessage, MissingToolResultError, toolPromptIds, toolResultMessages, toolResultTokens } from './tokens/tool-messages.js';
+export type { AgentProgram } from './agent/program-host.js';
+export { checkProgramResult, type AgentProgramResult } from './agent/program-result.js';
+export { startWorkers, type CpuWorkerPart, type RunningWorkers, type WorkersOptions } from './stack/workers.js';
