@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
@@ -32,6 +32,8 @@ export interface AgentProgramRun {
 export const PROGRAM_HEARTBEAT_MS = 2_000;
 /** What of a failed run's output is kept in its failure: the end of stderr (then stdout), enough for a traceback. */
 const OUTPUT_TAIL_CHARS = 4_000;
+/** The most a result file may hold (an answer is at most 64 KiB of text): a bigger one is not read into the worker. */
+const RESULT_FILE_LIMIT_BYTES = 1024 * 1024;
 /** Variables passed on from the worker; nothing else of its environment (database URLs, secrets) reaches a program. */
 const PASSED_ON = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'PYTHONPATH', 'NODE_PATH'];
 
@@ -72,9 +74,19 @@ export function runAgentProgramActivity(host: AgentProgramHost | undefined) {
       if (run.exit !== 0) {
         throw ApplicationFailure.retryable(`${what} ${run.exit}${tail(run.output)}`, FailureType.AgentProgramFailed);
       }
-      const text = await readFile(result, 'utf8').catch(() => undefined);
-      if (text === undefined)
+      const size = await stat(result).then(
+        (found) => found.size,
+        () => undefined,
+      );
+      if (size === undefined)
         throw ApplicationFailure.nonRetryable(`${what} exited 0 without writing its result to RATCHET_RESULT`, FailureType.AgentResultInvalid);
+      if (size > RESULT_FILE_LIMIT_BYTES) {
+        throw ApplicationFailure.nonRetryable(
+          `${what} wrote a result of ${size} bytes, over the ${RESULT_FILE_LIMIT_BYTES} a result may hold`,
+          FailureType.AgentResultInvalid,
+        );
+      }
+      const text = await readFile(result, 'utf8');
       const checked = checkProgramResult(text);
       if ('invalid' in checked) throw ApplicationFailure.nonRetryable(`${what}: ${checked.invalid}`, FailureType.AgentResultInvalid);
       return { result: checked.result, attempt };

@@ -33,6 +33,8 @@ function programs(): AgentProgram[] {
     { name: 'crashes', command: [process.execPath, '-e', 'console.error("boom: a typo in the agent"); process.exit(3)'] },
     { name: 'fewer-calls', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'fewer' } },
     { name: 'other-call', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'other' } },
+    { name: 'hangs', command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'] },
+    { name: 'huge-result', command: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.RATCHET_RESULT, "9".repeat(2e6))'] },
     { name: 'garbage', command: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.RATCHET_RESULT, "{\\"score\\": 1}")'] },
   ];
 }
@@ -192,4 +194,22 @@ describe('agent programs as environments', () => {
     expect(rows[0].error).toContain('returned after 1 calls, but 2 are recorded');
     expect(rows[1].error).toContain('differs from the call recorded at that index');
   });
+
+  it(
+    'a program that hangs is killed at agentProgramSeconds on each run, then fails typed; a huge result is not read',
+    { timeout: 120_000 },
+    async () => {
+      const hanging = requests('agent-hang', 'hangs', 1).map((request) => ({ ...request, timeouts: { agentProgramSeconds: 1 } }));
+      const results = await runRollouts(stack.client, [...hanging, ...requests('agent-huge', 'huge-result', 1)]);
+      expect(results.map((r) => r.status)).toEqual(['failed', 'failed']);
+      const { rows } = await stack.pool.query(
+        "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE 'agent-hang/%' OR trajectory_id LIKE 'agent-huge/%' ORDER BY 1",
+      );
+      expect(rows[0]).toMatchObject({ failure_type: 'AgentProgramFailed' });
+      expect(rows[0].error).toContain('ran past its 1 s (agentProgramSeconds)');
+      expect(await programAttempts(rows[0].trajectory_id)).toBe(3);
+      expect(rows[1]).toMatchObject({ failure_type: 'AgentResultInvalid' });
+      expect(rows[1].error).toContain('over the 1048576 a result may hold');
+    },
+  );
 });
