@@ -127,3 +127,23 @@ describe('the simulated policy with tools (Qwen3 format)', () => {
 });
 
 const SAMPLING = { temperature: 1, topP: 1, topK: -1, minP: 0, repetitionPenalty: 1 };
+
+describe("the simulated policy's answers to an agent program", () => {
+  it('knows a problem asked as it is (no instruction) by the first user message, and answers its gold when correct', () => {
+    const book = new AnswerBook([{ qid: 'q', problem: 'What is 6 times 7?', gold: ['42'] }]);
+    const asked = tok.decodeAll(
+      toolPromptIds(
+        tok,
+        [
+          { role: 'system', content: 'Use the tools.' },
+          { role: 'user', content: 'What is 6 times 7?' },
+        ],
+        TOOLS,
+      ),
+    );
+    expect(book.lookUp(asked)).toEqual(['42']);
+    // Another problem's text, or the problem inside a longer message, is not it.
+    const other = tok.decodeAll(toolPromptIds(tok, [{ role: 'user', content: 'What is 6 times 7? Explain.' }], TOOLS));
+    expect(book.lookUp(other)).toBeUndefined();
+  });
+});

@@ -25,6 +25,8 @@ export interface SimulatedGeneration {
 /** Knows the gold answers of the dataset it was given, so it can be right on purpose. */
 export class AnswerBook {
   private readonly byMessage = new Map<string, string[]>();
+  /** Math problems by their text alone, as an agent program asks them. */
+  private readonly byProblem = new Map<string, string[]>();
   private readonly codeByMessage = new Map<string, Problem>();
   private readonly codeByRenderedPrompt: Problem[] = [];
   /** Math problems as the `math-python-tool` environment asks them (any math problem may be run in it). */
@@ -33,6 +35,7 @@ export class AnswerBook {
   constructor(problems: readonly Problem[]) {
     for (const problem of problems) {
       if (!problem.code) this.byMessage.set(mathUserMessage(problem.problem), problem.gold);
+      if (!problem.code) this.byProblem.set(problem.problem, problem.gold);
       if (!problem.code) this.toolByMessage.set(`${problem.problem}\n\n${TOOL_INSTRUCTION}`, problem.gold);
       else if (isRenderedPrompt(problem.problem)) this.codeByRenderedPrompt.push(problem);
       else this.codeByMessage.set(codeUserMessage(problem.problem), problem);
@@ -58,10 +61,14 @@ export class AnswerBook {
     return undefined;
   }
 
-  /** Finds the problem in a decoded context: the first user message is rendered verbatim by every chat template. */
+  /**
+   * Finds the problem in a decoded context: the first user message is rendered verbatim by every chat template. An
+   * agent program asks the problem as it is, with no instruction: its first user message (Qwen3's markers) is then the
+   * problem's text exactly.
+   */
   lookUp(decodedContext: string): string[] | undefined {
     const end = decodedContext.indexOf(MATH_INSTRUCTION);
-    if (end < 0) return undefined;
+    if (end < 0) return this.byProblem.get(firstUserMessage(decodedContext) ?? '');
     const head = decodedContext.slice(0, end + MATH_INSTRUCTION.length);
     for (const [message, gold] of this.byMessage) if (head.endsWith(message)) return gold;
     return undefined;
@@ -113,4 +120,13 @@ export function simulateGeneration(
 
 function gaussian(random: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+/** The content of the context's first user message, in Qwen3's (ChatML) markers; undefined when it has none. */
+function firstUserMessage(decodedContext: string): string | undefined {
+  const start = decodedContext.indexOf('<|im_start|>user\n');
+  if (start < 0) return undefined;
+  const from = start + '<|im_start|>user\n'.length;
+  const end = decodedContext.indexOf('<|im_end|>', from);
+  return end < 0 ? undefined : decodedContext.slice(from, end);
 }
