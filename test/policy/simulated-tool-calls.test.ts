@@ -130,7 +130,7 @@ const SAMPLING = { temperature: 1, topP: 1, topK: -1, minP: 0, repetitionPenalty
 
 describe("the simulated policy's answers to an agent program", () => {
   it('knows a problem asked as it is (no instruction) by the first user message, and answers its gold when correct', () => {
-    const book = new AnswerBook([{ qid: 'q', problem: 'What is 6 times 7?', gold: ['42'] }]);
+    const book = new AnswerBook([{ qid: 'q', problem: 'What is 6 times 7?', gold: ['42'], source: 'math' }]);
     const asked = tok.decodeAll(
       toolPromptIds(
         tok,
