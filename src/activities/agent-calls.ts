@@ -143,7 +143,8 @@ export function agentCallActivities(pool: pg.Pool, tokenizer: ModelTokenizer, ve
           observations: [],
           reward: outcome.reward,
           success: outcome.success,
-          done: true,
+          // Cut at the turn limit, the episode ends as any that ran out of turns (end reason `turns`), not as one the program ended.
+          done: input.end.kind === 'returned',
           info: { ...callInfo(input.turn, reply), end: outcome.end },
         };
         const verdict = {

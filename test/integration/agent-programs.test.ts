@@ -33,6 +33,7 @@ function programs(): AgentProgram[] {
     { name: 'crashes', command: [process.execPath, '-e', 'console.error("boom: a typo in the agent"); process.exit(3)'] },
     { name: 'fewer-calls', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'fewer' } },
     { name: 'other-call', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'other' } },
+    { name: 'endless', command: [process.execPath, path.join(import.meta.dirname, 'fixtures/agents/endless-agent.mjs')] },
     { name: 'hangs', command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'] },
     { name: 'huge-result', command: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.RATCHET_RESULT, "9".repeat(2e6))'] },
     { name: 'garbage', command: [process.execPath, '-e', 'require("fs").writeFileSync(process.env.RATCHET_RESULT, "{\\"score\\": 1}")'] },
@@ -212,4 +213,16 @@ describe('agent programs as environments', () => {
       expect(rows[1].error).toContain('over the 1048576 a result may hold');
     },
   );
+
+  it('a program that calls past the turn limit is refused there: the episode ends as one that ran out of turns', { timeout: 120_000 }, async () => {
+    const [result] = await runRollouts(stack.client, requests('agent-limit', 'endless', 1, { turns: 3, maxNewTokens: 64 }));
+    expect(result).toMatchObject({ status: 'completed', endReason: 'turns' });
+    const [row] = await stack.exported('agent-limit/');
+    const steps = await storedSteps(stack.pool, row!.trajectory_id);
+    expectEnvironmentInvariants(row!, stack.tokenizer, steps);
+    expectServedOnce(row!);
+    expect(steps.map((s) => s.verdict).at(-1)).toBe('turn_limit');
+    expect(steps.at(-1)!.step).toMatchObject({ reward: 0, success: false, done: false, info: { end: { kind: 'turn-limit', turns: 3 } } });
+    expect(row!.end_reason).toBe('turns');
+  });
 });
