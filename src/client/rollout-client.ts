@@ -144,14 +144,15 @@ export class RolloutClient {
     );
   }
 
-  /** Streams groups of a run as they finish, oldest first, each once, until `signal` aborts. */
+  /** Streams groups of a run as they finish, each once, in the order of the transactions that finished them, until `signal` aborts. */
   async *completions(runId: string, options: { signal?: AbortSignal; pollMs?: number } = {}): AsyncGenerator<FinishedGroup> {
-    // The cursor is in microseconds, as Postgres keeps them: a millisecond Date would yield a group again.
+    // The cursor is the transaction that finished a group, not its finished_at: a group whose transaction commits
+    // after a later one's would fall behind a finished_at cursor and never be yielded (migration 020).
     let after: [string, string] = ['0', ''];
     while (!options.signal?.aborted) {
       const rows = await finishedGroupsAfter(this.pool, runId, after);
-      for (const { finishedUs: _, ...group } of rows) yield group;
-      if (rows.length > 0) after = [rows.at(-1)!.finishedUs, rows.at(-1)!.groupId];
+      for (const { finishedXid: _, ...group } of rows) yield group;
+      if (rows.length > 0) after = [rows.at(-1)!.finishedXid, rows.at(-1)!.groupId];
       else await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 250));
     }
   }

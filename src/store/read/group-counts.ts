@@ -7,18 +7,20 @@ export interface FinishedGroupRow {
   completed: number;
   failed: number;
   finishedAt: Date;
-  /** The cursor: finished_at in microseconds, as Postgres keeps it (a millisecond Date would repeat a group). */
-  finishedUs: string;
+  /** The cursor: the id of the transaction that finished the group (migration 020 says why not finished_at). */
+  finishedXid: string;
 }
 
-/** Up to 500 finished groups after the cursor (finished_at in µs, group id), oldest first. */
+/**
+ * Up to 500 finished groups after the cursor (transaction id, group id), in that order, of those whose transaction is
+ * older than every transaction still open: no group can become visible behind the cursor later.
+ */
 export async function finishedGroupsAfter(pool: pg.Pool, runId: string, after: readonly [string, string]): Promise<FinishedGroupRow[]> {
   const { rows } = await pool.query(
-    `SELECT group_id, qid, completed, finished - completed AS failed, finished_at,
-            (extract(epoch FROM finished_at) * 1000000)::bigint AS finished_us
-     FROM rollout_groups WHERE run_id = $1 AND finished_at IS NOT NULL
-       AND ((extract(epoch FROM finished_at) * 1000000)::bigint, group_id) > ($2::bigint, $3)
-     ORDER BY finished_us, group_id LIMIT 500`,
+    `SELECT group_id, qid, completed, finished - completed AS failed, finished_at, finished_xid::text
+     FROM rollout_groups WHERE run_id = $1 AND finished_xid IS NOT NULL
+       AND (finished_xid, group_id) > ($2::xid8, $3) AND finished_xid < pg_snapshot_xmin(pg_current_snapshot())
+     ORDER BY finished_xid, group_id LIMIT 500`,
     [runId, after[0], after[1]],
   );
   return rows.map((row) => ({
@@ -27,6 +29,6 @@ export async function finishedGroupsAfter(pool: pg.Pool, runId: string, after: r
     completed: row.completed,
     failed: row.failed,
     finishedAt: row.finished_at,
-    finishedUs: row.finished_us,
+    finishedXid: row.finished_xid,
   }));
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { AGENT_CALLS_SQL } from './agent-calls-sql.js';
+import { FINISHED_ORDER_SQL } from './finished-order-sql.js';
 import { BATCH_PROTOCOL_SQL } from './batch-protocol-sql.js';
 import { RUN_AGGREGATES_SQL } from './run-aggregates-sql.js';
 import { RUN_CURVES_BACKFILL_SQL, RUN_CURVES_SQL } from './run-curves-sql.js';
@@ -347,6 +348,8 @@ export const MIGRATIONS: readonly { id: string; sql: string }[] = [
   { id: '018_turn_timings', sql: TURN_TIMINGS_SQL },
   // Agent programs' requests, and the context a fork starts (src/store/schema/agent-calls-sql.ts).
   { id: '019_agent_calls', sql: AGENT_CALLS_SQL },
+  // The order groups became visible as finished, the completions stream's cursor (src/store/schema/finished-order-sql.ts).
+  { id: '020_finished_order', sql: FINISHED_ORDER_SQL },
 ];
 
 /**

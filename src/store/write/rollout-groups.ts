@@ -176,7 +176,8 @@ export async function recordMemberFinished(client: pg.PoolClient, trajectoryId: 
   } = await client.query<{ finished: number; size: number }>(
     `UPDATE rollout_groups SET finished = finished + 1, completed = completed + $2::int,
        birth_time = LEAST(coalesce(birth_time, $3), $3),
-       finished_at = CASE WHEN finished + 1 = size THEN clock_timestamp() END
+       finished_at = CASE WHEN finished + 1 = size THEN clock_timestamp() END,
+       finished_xid = CASE WHEN finished + 1 = size THEN pg_current_xact_id() END
      WHERE group_id = $1 RETURNING finished, size`,
     [member.group_id, completed ? 1 : 0, birthTime],
   );
