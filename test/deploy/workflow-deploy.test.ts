@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, it, type ExpectStatic } from 'vitest';
 import { QueryNotRegisteredError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
@@ -39,10 +39,7 @@ function patchIds(history: Awaited<ReturnType<typeof events>>): string[] {
   });
 }
 
-let stack: TestStack;
-const stops: (() => Promise<void>)[] = [];
-
-async function events(workflowId: string, runId?: string) {
+async function events(stack: TestStack, workflowId: string, runId?: string) {
   const history = await stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
   return history.events ?? [];
 }
@@ -56,159 +53,171 @@ async function waitFor(what: string, check: () => Promise<{ done: boolean; seen:
   await pollUntil(check, { what, timeoutMs, intervalMs: 250, done: (last) => last.done, fatal });
 }
 
-describe.each(RELEASES)('deploying the current release over $name', ({ name, workflowsPath }) => {
-  // A stack of its own per release: policy versions are global, and the previous case publishes some.
-  beforeAll(async () => {
-    // Slow decoding (~3 s a turn), so the plain trajectories are mid-turn when the deploy happens.
-    stack = await startTestStack({ seed: 9, tokensPerSecond: 40 });
-    stops.push(await stack.startController());
+// The releases side by side, each on a stack of its own (policy versions are global, and each case publishes some):
+// one after another they took 170 s of CI, mostly waiting on decoding and re-check timers.
+describe.concurrent('deploying the current release', () => {
+  it.for(RELEASES)(
+    'over $name: finishes every trajectory the previous release had queued or mid-turn, and the mixed histories replay',
+    { timeout: 240_000 },
+    async ({ name, workflowsPath }, { expect }) => {
+      // Slow decoding (~3 s a turn), so the plain trajectories are mid-turn when the deploy happens.
+      const stack = await startTestStack({ seed: 9, tokensPerSecond: 40 });
+      const stops: (() => Promise<void>)[] = [await stack.startController()];
+      try {
+        await deployOver(stack, stops, name, workflowsPath, expect);
+      } finally {
+        for (const stop of stops.reverse()) await stop().catch(() => undefined);
+        await stack.stop();
+      }
+    },
+  );
+});
+
+async function deployOver(
+  stack: TestStack,
+  stops: (() => Promise<void>)[],
+  name: string,
+  workflowsPath: string,
+  expect: ExpectStatic,
+): Promise<void> {
+  const prefix = `deploy-${name.replace(' ', '')}`;
+  const release1 = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  let stopRelease1: (() => Promise<void>) | undefined = await stack.startWorkers({ workflowBundle: release1 });
+  stops.push(() => stopRelease1?.() ?? Promise.resolve());
+
+  // Under release 1: plain trajectories that will be mid-turn, and groups that stay queued (η = 0, one group at a time,
+  // and no version is published until after the deploy). Release 1 re-checks admission every second.
+  const plain = trajectoryRequests(`${prefix}-plain`, stack.problems.slice(0, 3), 1, { turns: 3, maxNewTokens: 200 });
+  const plainHandles = await Promise.all(plain.map(async (request) => (await submitTrajectory(stack.client, request)).handle));
+  const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
+  const run = { runId: prefix, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
+  const groups = await client.submit(run, stack.problems.slice(3, 6), {
+    samples: 2,
+    rollout: { turns: 1, maxNewTokens: 60 },
+    timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
+  });
+  // Which group the controller admits first is its choice; the other two wait, re-checking.
+  const groupedIds = groups.flatMap((group) => group.trajectoryIds);
+  let queuedIds: string[] = [];
+  await waitFor('plain trajectories mid-turn and queued ones re-checking under release 1', async () => {
+    const phases = await Promise.all(plainHandles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
+    const grouped = await Promise.all(
+      groupedIds.map(async (id) => ({
+        id,
+        phase: (await stack.client.workflow.getHandle(id).query<{ phase: string }>('state')).phase,
+        rechecks: (await events(stack, id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
+      })),
+    );
+    queuedIds = grouped.filter((g) => g.phase === 'queued' && g.rechecks >= 1).map((g) => g.id);
+    return { done: phases.every((phase) => phase === 'generating') && queuedIds.length === 4, seen: { phases, grouped } };
   });
 
-  afterAll(async () => {
-    for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
-    await stack?.stop();
-  });
+  // The deploy: the old release's worker goes, the current release's comes. The runs open at that moment are the
+  // old release's (release 2 continues as new on its own); every run after them is the current release's.
+  await stopRelease1();
+  stopRelease1 = undefined;
+  const firstRuns = new Map(
+    await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)),
+  );
+  const stopCurrent = await stack.startWorkers();
+  stops.push(stopCurrent);
 
-  it('finishes every trajectory the previous release had queued or mid-turn, and the mixed histories replay', { timeout: 240_000 }, async () => {
-    const prefix = `deploy-${name.replace(' ', '')}`;
-    const release1 = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
-    let stopRelease1: (() => Promise<void>) | undefined = await stack.startWorkers({ workflowBundle: release1 });
-    stops.push(() => stopRelease1?.() ?? Promise.resolve());
-
-    // Under release 1: plain trajectories that will be mid-turn, and groups that stay queued (η = 0, one group at a time,
-    // and no version is published until after the deploy). Release 1 re-checks admission every second.
-    const plain = trajectoryRequests(`${prefix}-plain`, stack.problems.slice(0, 3), 1, { turns: 3, maxNewTokens: 200 });
-    const plainHandles = await Promise.all(plain.map(async (request) => (await submitTrajectory(stack.client, request)).handle));
-    const client = RolloutClient.fromConnections(stack.client, stack.pool, stack.databaseUrl);
-    const run = { runId: prefix, maxHeadOffpolicyness: 0, batchSize: 1, maxConcurrent: 1 };
-    const groups = await client.submit(run, stack.problems.slice(3, 6), {
-      samples: 2,
-      rollout: { turns: 1, maxNewTokens: 60 },
-      timeouts: { admissionRecheckSeconds: 1, admissionRecheckMaxSeconds: 2, admissionRechecksPerRun: 3 },
-    });
-    // Which group the controller admits first is its choice; the other two wait, re-checking.
-    const groupedIds = groups.flatMap((group) => group.trajectoryIds);
-    let queuedIds: string[] = [];
-    await waitFor('plain trajectories mid-turn and queued ones re-checking under release 1', async () => {
-      const phases = await Promise.all(plainHandles.map(async (handle) => (await handle.query<{ phase: string }>('state')).phase));
-      const grouped = await Promise.all(
-        groupedIds.map(async (id) => ({
+  // Queued trajectories now back off and continue as new after three re-checks of the new release.
+  await waitFor(
+    'every queued trajectory to continue as new',
+    async () => {
+      const runs = await Promise.all(queuedIds.map(async (id) => (await stack.client.workflow.getHandle(id).describe()).runId));
+      const seen = await Promise.all(
+        queuedIds.map(async (id, i) => ({
           id,
-          phase: (await stack.client.workflow.getHandle(id).query<{ phase: string }>('state')).phase,
-          rechecks: (await events(id)).filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED).length,
+          continued: runs[i] !== firstRuns.get(id),
+          last: (await events(stack, id)).slice(-4).map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', '')),
         })),
       );
-      queuedIds = grouped.filter((g) => g.phase === 'queued' && g.rechecks >= 1).map((g) => g.id);
-      return { done: phases.every((phase) => phase === 'generating') && queuedIds.length === 4, seen: { phases, grouped } };
-    });
+      return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen };
+    },
+    90_000,
+  );
+  for (let version = 1; version <= groups.length; version++) await publishPolicyVersion(stack.pool, version);
 
-    // The deploy: the old release's worker goes, the current release's comes. The runs open at that moment are the
-    // old release's (release 2 continues as new on its own); every run after them is the current release's.
-    await stopRelease1();
-    stopRelease1 = undefined;
-    const firstRuns = new Map(
-      await Promise.all(queuedIds.map(async (id) => [id, (await stack.client.workflow.getHandle(id).describe()).runId] as const)),
-    );
-    const stopCurrent = await stack.startWorkers();
-    stops.push(stopCurrent);
+  const results = await Promise.all([...plainHandles.map((handle) => handle.result()), ...(await client.wait(groups))]);
+  expect(results.map((result) => result.status)).toEqual(results.map(() => 'completed'));
+  const rows = await stack.pool.query<{ trajectory_id: string; status: string }>(
+    'SELECT trajectory_id, status FROM trajectories WHERE trajectory_id LIKE $1 ORDER BY trajectory_id',
+    [`${prefix}%`],
+  );
+  const expected = [...plain.map((request) => request.trajectoryId), ...groups.flatMap((group) => group.trajectoryIds)].sort();
+  expect(rows.rows.map((row) => row.trajectory_id)).toEqual(expected);
+  expect(rows.rows.every((row) => row.status === 'completed')).toBe(true);
 
-    // Queued trajectories now back off and continue as new after three re-checks of the new release.
-    await waitFor(
-      'every queued trajectory to continue as new',
-      async () => {
-        const runs = await Promise.all(queuedIds.map(async (id) => (await stack.client.workflow.getHandle(id).describe()).runId));
-        const seen = await Promise.all(
-          queuedIds.map(async (id, i) => ({
-            id,
-            continued: runs[i] !== firstRuns.get(id),
-            last: (await events(id)).slice(-4).map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', '')),
-          })),
-        );
-        return { done: runs.every((runId, i) => runId !== firstRuns.get(queuedIds[i]!)), seen };
-      },
-      90_000,
-    );
-    for (let version = 1; version <= groups.length; version++) await publishPolicyVersion(stack.pool, version);
+  const first = await events(stack, queuedIds[0]!, firstRuns.get(queuedIds[0]!));
+  expect(first.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
+  if (name === 'release 1') {
+    // A queued trajectory's first run holds both releases: fixed re-checks recorded by release 1, then the patch
+    // marker and a continue-as-new recorded by the current one.
+    const marker = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
+    const firstTimer = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
+    expect(firstTimer).toBeGreaterThan(-1);
+    expect(marker).toBeGreaterThan(firstTimer);
+  } else if (name === 'release 3') {
+    // A trajectory mid-turn at the deploy ran its turns as local steps, and persisted under the current release's
+    // rule: the stored row decides how it ends (patch `stored-outcome`, recorded after the deploy).
+    const plainEvents = await events(stack, plainHandles[0]!.workflowId);
+    expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
+  } else if (name === 'release 4') {
+    // A trajectory mid-turn at the deploy finished the way release 4 ran it: the seed's math loop (no environment
+    // step kept), every turn on the shared GPU queue (no turn affinity: patches `environments` and `turn-affinity`
+    // are checked only at a run's start).
+    const plainEvents = await events(stack, plainHandles[0]!.workflowId);
+    expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
+    const queues = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
+    expect([...new Set(queues)]).toEqual([GPU_TASK_QUEUE]);
+    const {
+      rows: [row],
+    } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
+    expect(row).toEqual({ environment: null });
+  } else if (name === 'release 5') {
+    // A trajectory mid-turn at the deploy finished the way release 5 ran it: in its environment, unbounded (patch
+    // `bounded-environments` is checked only at a run's start), its turns on the queue of the server before.
+    const plainEvents = await events(stack, plainHandles[0]!.workflowId);
+    expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'stored-outcome']);
+    const {
+      rows: [row],
+    } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
+    expect(row).toEqual({ environment: 'math' });
+  } else if (name === 'release 6') {
+    // A trajectory mid-turn at the deploy finished the way release 6 ran it: one marker per change, four at its
+    // start and `stored-outcome` asked at its end, where release 6 asks (release 7 records one marker for all).
+    const plainEvents = await events(stack, plainHandles[0]!.workflowId);
+    expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'bounded-environments', 'stored-outcome']);
+  } else if (name === 'release 7') {
+    // A trajectory mid-turn at the deploy finished under the current release with the one marker release 7 recorded
+    // at its start: release 8 (agent programs) adds no marker, and its loop's one change issues no other command.
+    const plainEvents = await events(stack, plainHandles[0]!.workflowId);
+    expect(patchIds(plainEvents)).toEqual(['release-7']);
+    expect(plainEvents.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+  } else {
+    // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
+    // CPU task queue, also for the turns run after the deploy.
+    const plainEvents = await events(stack, plainHandles[0]!.workflowId);
+    const scheduled = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(scheduled.filter((type) => type === 'verify')).toHaveLength(3);
+    expect(scheduled).not.toContain('environmentStep');
+  }
+  // The run a queued trajectory continued into is the current release's: local steps, no verify activity, and one
+  // marker, its release's, for every change (admission back-off and the stored outcome included).
+  const latest = await events(stack, queuedIds[0]!);
+  expect(patchIds(latest)).toEqual(['release-7']);
+  expect(latest.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
+  expect(latest.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verify')).toBe(false);
 
-    const results = await Promise.all([...plainHandles.map((handle) => handle.result()), ...(await client.wait(groups))]);
-    expect(results.map((result) => result.status)).toEqual(results.map(() => 'completed'));
-    const rows = await stack.pool.query<{ trajectory_id: string; status: string }>(
-      'SELECT trajectory_id, status FROM trajectories WHERE trajectory_id LIKE $1 ORDER BY trajectory_id',
-      [`${prefix}%`],
-    );
-    const expected = [...plain.map((request) => request.trajectoryId), ...groups.flatMap((group) => group.trajectoryIds)].sort();
-    expect(rows.rows.map((row) => row.trajectory_id)).toEqual(expected);
-    expect(rows.rows.every((row) => row.status === 'completed')).toBe(true);
-
-    const first = await events(queuedIds[0]!, firstRuns.get(queuedIds[0]!));
-    expect(first.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW);
-    if (name === 'release 1') {
-      // A queued trajectory's first run holds both releases: fixed re-checks recorded by release 1, then the patch
-      // marker and a continue-as-new recorded by the current one.
-      const marker = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
-      const firstTimer = first.findIndex((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED);
-      expect(firstTimer).toBeGreaterThan(-1);
-      expect(marker).toBeGreaterThan(firstTimer);
-    } else if (name === 'release 3') {
-      // A trajectory mid-turn at the deploy ran its turns as local steps, and persisted under the current release's
-      // rule: the stored row decides how it ends (patch `stored-outcome`, recorded after the deploy).
-      const plainEvents = await events(plainHandles[0]!.workflowId);
-      expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
-    } else if (name === 'release 4') {
-      // A trajectory mid-turn at the deploy finished the way release 4 ran it: the seed's math loop (no environment
-      // step kept), every turn on the shared GPU queue (no turn affinity: patches `environments` and `turn-affinity`
-      // are checked only at a run's start).
-      const plainEvents = await events(plainHandles[0]!.workflowId);
-      expect(patchIds(plainEvents)).toEqual(['local-steps', 'stored-outcome']);
-      const queues = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.taskQueue?.name).filter(Boolean);
-      expect([...new Set(queues)]).toEqual([GPU_TASK_QUEUE]);
-      const {
-        rows: [row],
-      } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
-      expect(row).toEqual({ environment: null });
-    } else if (name === 'release 5') {
-      // A trajectory mid-turn at the deploy finished the way release 5 ran it: in its environment, unbounded (patch
-      // `bounded-environments` is checked only at a run's start), its turns on the queue of the server before.
-      const plainEvents = await events(plainHandles[0]!.workflowId);
-      expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'stored-outcome']);
-      const {
-        rows: [row],
-      } = await stack.pool.query('SELECT environment FROM trajectories WHERE trajectory_id = $1', [plainHandles[0]!.workflowId]);
-      expect(row).toEqual({ environment: 'math' });
-    } else if (name === 'release 6') {
-      // A trajectory mid-turn at the deploy finished the way release 6 ran it: one marker per change, four at its
-      // start and `stored-outcome` asked at its end, where release 6 asks (release 7 records one marker for all).
-      const plainEvents = await events(plainHandles[0]!.workflowId);
-      expect(patchIds(plainEvents)).toEqual(['local-steps', 'turn-affinity', 'environments', 'bounded-environments', 'stored-outcome']);
-    } else if (name === 'release 7') {
-      // A trajectory mid-turn at the deploy finished under the current release with the one marker release 7 recorded
-      // at its start: release 8 (agent programs) adds no marker, and its loop's one change issues no other command.
-      const plainEvents = await events(plainHandles[0]!.workflowId);
-      expect(patchIds(plainEvents)).toEqual(['release-7']);
-      expect(plainEvents.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
-    } else {
-      // A trajectory mid-turn at the deploy finished the way it started: verify and feedback as activities on the
-      // CPU task queue, also for the turns run after the deploy.
-      const plainEvents = await events(plainHandles[0]!.workflowId);
-      const scheduled = plainEvents.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-      expect(scheduled.filter((type) => type === 'verify')).toHaveLength(3);
-      expect(scheduled).not.toContain('environmentStep');
-    }
-    // The run a queued trajectory continued into is the current release's: local steps, no verify activity, and one
-    // marker, its release's, for every change (admission back-off and the stored outcome included).
-    const latest = await events(queuedIds[0]!);
-    expect(patchIds(latest)).toEqual(['release-7']);
-    expect(latest.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(true);
-    expect(latest.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'verify')).toBe(false);
-
-    // Every history of the deployed-over trajectories, first runs included, replays against the current code.
-    const histories = await Promise.all([
-      ...plainHandles.map(async (handle) => ({ workflowId: handle.workflowId, history: await handle.fetchHistory() })),
-      ...queuedIds.map(async (id) => ({ workflowId: id, history: await stack.client.workflow.getHandle(id, firstRuns.get(id)).fetchHistory() })),
-    ]);
-    for await (const outcome of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
-      expect(outcome.error, `${outcome.workflowId}: ${String(outcome.error)}`).toBeUndefined();
-    }
-    await stopCurrent();
-  });
-});
+  // Every history of the deployed-over trajectories, first runs included, replays against the current code.
+  const histories = await Promise.all([
+    ...plainHandles.map(async (handle) => ({ workflowId: handle.workflowId, history: await handle.fetchHistory() })),
+    ...queuedIds.map(async (id) => ({ workflowId: id, history: await stack.client.workflow.getHandle(id, firstRuns.get(id)).fetchHistory() })),
+  ]);
+  for await (const outcome of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
+    expect(outcome.error, `${outcome.workflowId}: ${String(outcome.error)}`).toBeUndefined();
+  }
+  await stopCurrent();
+}
