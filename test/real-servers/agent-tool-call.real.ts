@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,7 +6,7 @@ import type { AgentProgram } from '../../src/agent/program-host.js';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
 import { VllmBackend } from '../../src/policy/vllm-backend.js';
-import { startVllm, stopStartedServers, TOOL_CALLER_MODEL, type RunningVllm } from '../../src/stack/vllm-server.js';
+import { startVllm, stopStartedServers, TOOL_CALLER_MODEL, VLLM_PYTHON, type RunningVllm } from '../../src/stack/vllm-server.js';
 import type { ToolChatMessage } from '../../src/tokens/tool-call-format.js';
 import { functionTool, type ToolDefinition } from '../../src/tokens/tool-definitions.js';
 import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
@@ -70,6 +71,22 @@ const call = async (messages) => {
 })().catch((error) => { console.error(error); process.exit(1); });
 `;
 }
+
+/** Prints, for each conversation on stdin, the tokens its rendering has after the assistant turn's `<|im_end|>`. */
+const REFERENCE_FEEDBACK = `
+import json, sys
+from transformers import AutoTokenizer
+tokenizer = AutoTokenizer.from_pretrained(sys.argv[1])
+cuts = []
+for case in json.load(sys.stdin):
+    for message in case["messages"]:  # a null content (a reply with only calls) is read as "", as vLLM's server does
+        if message.get("content") is None:
+            message["content"] = ""
+    text = tokenizer.apply_chat_template(case["messages"], tools=case["tools"], add_generation_prompt=True, tokenize=False)
+    end = text.index("<|im_end|>", text.index("<|im_start|>assistant")) + len("<|im_end|>")
+    cuts.append(tokenizer.encode(text[end:], add_special_tokens=False))
+print(json.dumps(cuts))
+`;
 
 interface Choice {
   finish_reason: string;
@@ -152,6 +169,7 @@ function turnOf(row: ExportedTrajectory, t: number) {
 describe('an agent tool call against a real vLLM (hand-written tiny Qwen3 tool caller, float32)', () => {
   it("returns the model's tool call parsed, and the program's tool result extends the stored sequence as the template renders it", () => {
     expect(statuses).toEqual(Array(TRAJECTORIES).fill('completed'));
+    const referenceCases: Array<{ messages: unknown[]; tools: unknown[]; stored: number[] }> = [];
     expect(rows).toHaveLength(TRAJECTORIES);
     for (const row of rows) {
       const rowSteps = steps.get(row.trajectory_id)!;
@@ -201,6 +219,7 @@ describe('an agent tool call against a real vLLM (hand-written tiny Qwen3 tool c
         /^\n<\|im_start\|>user\n<tool_response>\nThe die shows \d+\.\n<\/tool_response><\|im_end\|>\n<\|im_start\|>assistant\n$/,
       );
       expect(call2.sequence.slice(call1.sequence.length, call2.contextLen)).toEqual(feedback);
+      referenceCases.push({ messages: sent, tools: TOOLS, stored: call2.sequence.slice(call1.sequence.length, call2.contextLen) });
       // (c) Each stored context, output and logprob is what vLLM was sent and streamed back, for each turn.
       for (const [t, call] of [call1, call2].entries()) {
         const served = servedTurn(row.trajectory_id, t);
@@ -211,6 +230,15 @@ describe('an agent tool call against a real vLLM (hand-written tiny Qwen3 tool c
         expect(served!.sentLogprobs.map(Math.fround)).toEqual(call.logprobs);
       }
     }
+    // The same cut of the conversation as the program sent it, rendered by transformers' apply_chat_template (Python's
+    // Jinja, as vLLM's own chat endpoint renders it) rather than Ratchet's: the same tokens.
+    const reference = JSON.parse(
+      execFileSync(VLLM_PYTHON, ['-c', REFERENCE_FEEDBACK, TOOL_CALLER_MODEL], {
+        input: JSON.stringify(referenceCases),
+        env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
+      }).toString(),
+    ) as number[][];
+    expect(reference).toEqual(referenceCases.map((c) => c.stored));
     // One generation per stored turn: none was generated twice.
     const generations = proxy
       .requests()
