@@ -62,6 +62,8 @@ if ! models_ready; then
   # Its next version, another seed: an untied model reloaded in place (test/real-servers/parity.real.ts; the tied pair
   # is policy-v0/-v1).
   "$venv/bin/python" "$here/make_tiny_model.py" "$tokenizer" "$state/models/policy-peaked-v1" 4 --peaked >"$state/models.log" 2>&1 || { cat "$state/models.log"; exit 1; }
+  # And one written by hand, not drawn, that answers every call with a Hermes tool call (agent-tool-call.real.ts).
+  "$venv/bin/python" "$here/make_tiny_model.py" "$tokenizer" "$state/models/tool-caller" 5 --tool-caller >"$state/models.log" 2>&1 || { cat "$state/models.log"; exit 1; }
   echo "$models_wanted" > "$state/models.sha256"
 fi
 echo "vLLM environment ready: $venv (models in $state/models)"

@@ -14,6 +14,8 @@ export const POLICY_MODELS = [0, 1].map((version) => path.join(VLLM_STATE, 'mode
 export const PEAKED_MODEL = path.join(VLLM_STATE, 'models', 'policy-peaked');
 /** The peaked model's next version (another seed, untied as it is): an untied checkpoint reloaded in place. */
 export const PEAKED_MODEL_V1 = path.join(VLLM_STATE, 'models', 'policy-peaked-v1');
+/** A hand-written tiny Qwen3 that answers every call with a Hermes tool call (scripts/vllm/make_tiny_model.py --tool-caller). */
+export const TOOL_CALLER_MODEL = path.join(VLLM_STATE, 'models', 'tool-caller');
 export const MAX_MODEL_LEN = 2048;
 /** `--worker-extension-cls` for Ratchet's checked reload (python/ratchet_rollouts/vllm_reload.py). */
 export const VLLM_WEIGHT_RELOAD_EXTENSION = 'ratchet_rollouts.vllm_reload.WeightReload';

@@ -18,8 +18,9 @@ import { startRecordingProxy } from './recording-proxy.js';
 // server, stored token for token as the server was sent and answered, and a trainer's recomputation of the stored rows
 // (ratchet-parity, HF transformers) matches the stored logprobs. The peaked tiny Qwen3 in float32, as parity.real.ts
 // serves it, so the parity bounds are that file's. A random-weight model never writes a tool call, so the examples
-// end after one call; a third program, written for this file, asks a follow-up (its reply plus a user message), so a
-// second turn's context is the first turn's sequence extended by what a program sent back.
+// end after one call (agent-tool-call.real.ts has a model that does); a third program, written for this file, asks a
+// follow-up (its reply plus a user message), so a second turn's context is the first turn's sequence extended by what
+// a program sent back.
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 // The bounds, in float32: what parity.real.ts enforces.
