@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentProgram } from '../../src/agent/program-host.js';
+import { runRollouts } from '../../src/client/run-rollouts.js';
+import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
+import { stopProcess } from '../../src/stack/child-process.js';
+import { agentWorkflowId } from '../../src/workflows/agent-workflow-runs.js';
+import { waitForLine } from '../../scripts/support/ratchet-process.js';
+import { expectServedOnce } from './agent-rows.js';
+import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
+import { startTestStack, type TestStack } from './local-stack.js';
+import { until } from './until.js';
+
+// Agents that are Temporal workflows, run as their trajectory's child by the user's own worker: the example's worker is
+// a separate process (started with vite-node, as a user would run it), the failing fixtures an in-process worker.
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const AGENT_QUEUE = 'test-calculator-agents';
+const FIXTURE_QUEUE = 'test-agent-workflow-fixtures';
+
+let stack: TestStack;
+let stopWorkers: () => Promise<void>;
+let agentWorker: ChildProcess | undefined;
+let agentWorkerLog = '';
+let fixtures: { connection: NativeConnection; worker: Worker; running: Promise<void> } | undefined;
+
+const PROGRAMS: AgentProgram[] = [
+  { name: 'wf-calculator', workflow: 'calculatorAgent', taskQueue: AGENT_QUEUE },
+  { name: 'wf-fails', workflow: 'failingAgent', taskQueue: FIXTURE_QUEUE },
+  { name: 'wf-garbage', workflow: 'garbageAgent', taskQueue: FIXTURE_QUEUE },
+  { name: 'wf-silent', workflow: 'silentAgent', taskQueue: FIXTURE_QUEUE },
+  { name: 'wf-hangs', workflow: 'hangingAgent', taskQueue: FIXTURE_QUEUE },
+];
+
+/** The example's worker (examples/agents/workflow-agent/worker.ts), a process of its own, polling once this resolves. */
+async function startAgentWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/vite-node/vite-node.mjs'), 'examples/agents/workflow-agent/worker.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, AGENT_TASK_QUEUE: AGENT_QUEUE },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  agentWorker = child;
+  // Its log, kept for a failure's report (and read, so that a full pipe never blocks the worker).
+  child.stderr!.on('data', (chunk: Buffer) => (agentWorkerLog = (agentWorkerLog + chunk.toString()).slice(-8000)));
+  await waitForLine(child, /polling/, 60_000);
+  child.stdout!.resume();
+  return child;
+}
+
+beforeAll(async () => {
+  stack = await startTestStack({ seed: 13, tokensPerSecond: 400 });
+  stopWorkers = await stack.startWorkers({ agentPrograms: PROGRAMS });
+  const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    taskQueue: FIXTURE_QUEUE,
+    workflowsPath: path.join(import.meta.dirname, 'fixtures/agents/agent-workflows.ts'),
+  });
+  fixtures = { connection, worker, running: worker.run() };
+  await startAgentWorker();
+}, 240_000);
+
+afterEach(({ task }) => {
+  if (task.result?.state === 'fail') console.error(`--- agent worker log ---\n${agentWorkerLog}`);
+});
+
+afterAll(async () => {
+  if (agentWorker) await stopProcess(agentWorker, 3_000);
+  if (fixtures) {
+    fixtures.worker.shutdown();
+    await fixtures.running;
+    await fixtures.connection.close();
+  }
+  await stopWorkers?.();
+  await stack?.stop();
+});
+
+function requests(run: string, environment: string, count: number, timeouts = {}) {
+  return stack.problems.slice(0, count).map((problem) => ({
+    ...trajectoryRequest({ ...problem, environment }, { trajectoryId: trajectoryId(run, problem.qid, 0), options: { turns: 6, maxNewTokens: 256 } }),
+    timeouts,
+  }));
+}
+
+/** How each run of a trajectory's agent workflow ended, by child id. */
+async function childRuns(id: string): Promise<string[]> {
+  const runs: string[] = [];
+  for (let attempt = 1; attempt <= 3; attempt += 1) {
+    const status = await stack.client.workflow
+      .getHandle(agentWorkflowId(id, attempt))
+      .describe()
+      .then((d) => d.status.name)
+      .catch(() => undefined);
+    if (status) runs.push(status);
+  }
+  return runs;
+}
+
+describe('agents that are Temporal workflows', () => {
+  it(
+    'runs the example as the trajectory’s child: every model call a turn generated once, tools as activities, the answer judged',
+    { timeout: 120_000 },
+    async () => {
+      const results = await runRollouts(stack.client, requests('agent-wf', 'wf-calculator', 3));
+      expect(results.map((r) => r.status)).toEqual(Array(3).fill('completed'));
+      const rows = await stack.exported('agent-wf/');
+      expect(rows).toHaveLength(3);
+      for (const row of rows) {
+        const steps = await storedSteps(stack.pool, row.trajectory_id);
+        expectEnvironmentInvariants(row, stack.tokenizer, steps);
+        expectServedOnce(stack, row);
+        expect(['correct', 'wrong', 'no_answer']).toContain(steps.at(-1)!.verdict);
+        for (const step of steps.slice(0, -1)) expect(['tool_calls', 'malformed_tool_call']).toContain(step.verdict);
+        expect(await childRuns(row.trajectory_id)).toEqual(['COMPLETED']);
+      }
+      expect(rows.some((row) => row.seqlens.length > 1)).toBe(true);
+    },
+  );
+
+  it(
+    'the agent’s worker SIGKILLed during a model call and restarted: the call made again is answered from the store, the trajectory completes once',
+    { timeout: 120_000 },
+    async () => {
+      // Slow turns, so that the kill lands while a model call waits for its turn.
+      stack.policy.setFaults({ latencyMs: 1500 });
+      try {
+        const [request] = requests('agent-wf-kill', 'wf-calculator', 1);
+        const id = request!.trajectoryId;
+        const running = runRollouts(stack.client, [request!]);
+        await until(async () => {
+          const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM turn_outputs WHERE trajectory_id = $1', [id]);
+          return rows[0].n >= 1;
+        }, 60_000);
+        agentWorker!.kill('SIGKILL');
+        await new Promise((resolve) => agentWorker!.once('exit', resolve));
+        stack.policy.setFaults({ latencyMs: 0 });
+        await startAgentWorker();
+        const [result] = await running;
+        expect(result!.status).toBe('completed');
+        const [row] = await stack.exported('agent-wf-kill/');
+        expectEnvironmentInvariants(row!, stack.tokenizer, await storedSteps(stack.pool, id));
+        expectServedOnce(stack, row!);
+        // One run of the agent: its worker came back and went on; the model call it was making was made again.
+        expect(await childRuns(id)).toEqual(['COMPLETED']);
+        const history = await stack.client.workflow.getHandle(agentWorkflowId(id, 1)).fetchHistory();
+        const retried = history.events!.filter((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
+        expect(retried.length).toBeGreaterThanOrEqual(1);
+        const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM trajectories WHERE trajectory_id = $1', [id]);
+        expect(rows[0].n).toBe(1);
+      } finally {
+        stack.policy.setFaults({ latencyMs: 0 });
+      }
+    },
+  );
+
+  it('a child that fails, returns garbage, never calls or hangs ends its trajectory typed, within its bound', { timeout: 60_000 }, async () => {
+    const started = performance.now();
+    const results = await runRollouts(stack.client, [
+      ...requests('agent-wf-fails', 'wf-fails', 1),
+      ...requests('agent-wf-garbage', 'wf-garbage', 1),
+      ...requests('agent-wf-silent', 'wf-silent', 1),
+      ...requests('agent-wf-hangs', 'wf-hangs', 1, { agentProgramSeconds: 1 }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(Array(4).fill('failed'));
+    expect(performance.now() - started).toBeLessThan(30_000);
+    const { rows } = await stack.pool.query(
+      "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE 'agent-wf-%' AND status = 'failed' AND trajectory_id NOT LIKE 'agent-wf-kill%' ORDER BY 1",
+    );
+    const byRun = Object.fromEntries(rows.map((row) => [row.trajectory_id.split('/')[0], row]));
+    expect(byRun['agent-wf-fails']).toMatchObject({ failure_type: 'AgentProgramFailed' });
+    expect(byRun['agent-wf-fails'].error).toContain('boom: the agent workflow gave up');
+    expect(await childRuns(byRun['agent-wf-fails'].trajectory_id)).toEqual(['FAILED', 'FAILED', 'FAILED']);
+    expect(byRun['agent-wf-garbage']).toMatchObject({ failure_type: 'AgentResultInvalid' });
+    expect(byRun['agent-wf-garbage'].error).toContain('score');
+    expect(byRun['agent-wf-silent']).toMatchObject({ failure_type: 'AgentMadeNoCall' });
+    expect(byRun['agent-wf-hangs']).toMatchObject({ failure_type: 'AgentProgramFailed' });
+    expect(byRun['agent-wf-hangs'].error).toContain('ran past its 1 s (agentProgramSeconds)');
+  });
+});
