@@ -20,6 +20,9 @@ import { toolCallFormatOf } from '../tokens/tool-call-formats.js';
 import { toolSet } from '../tokens/tool-definitions.js';
 import { AgentCallRefusal, agentCallUpdate, type AgentCallAnswer } from '../workflows/agent-call-update.js';
 
+/** Node's longest timer (about 24.8 days): a longer one fires at once, so a run's deadline past it is cut to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface AgentHostOptions {
   programs: readonly AgentProgram[];
   pool: pg.Pool;
@@ -73,7 +76,7 @@ export async function startAgentHost(options: AgentHostOptions): Promise<AgentHo
     program: (name) => programs.get(name),
     openRun(trajectoryId, run, closeAfterMs) {
       open.set(trajectoryId, run);
-      if (closeAfterMs !== undefined) setTimeout(() => closeRun(trajectoryId, run.attempt), closeAfterMs).unref();
+      if (closeAfterMs !== undefined) setTimeout(() => closeRun(trajectoryId, run.attempt), Math.min(closeAfterMs, MAX_TIMER_MS)).unref();
       return { baseUrl: `${url}/v1/trajectories/${encodeURIComponent(trajectoryId)}`, apiKey: agentKey(secret, trajectoryId, run.attempt) };
     },
     closeRun,
