@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
+import { agentWorkflowId } from '../../src/workflows/agent-workflow-runs.js';
 import type { TestStack } from './local-stack.js';
 
 /** Each turn as the policy served it: one generate request per turn (none twice), its input the stored context. */
@@ -18,4 +19,18 @@ export function expectServedOnce(stack: TestStack, row: ExportedTrajectory): voi
     offset += length;
     logprobOffset += length - 1;
   });
+}
+
+/** How each run of a trajectory's agent workflow ended (its child workflows' statuses, in order). */
+export async function agentWorkflowRunStatuses(stack: TestStack, trajectoryId: string): Promise<string[]> {
+  const statuses: string[] = [];
+  for (let attempt = 1; ; attempt += 1) {
+    const handle = stack.client.workflow.getHandle(agentWorkflowId(trajectoryId, attempt));
+    const status = await handle.describe().then(
+      (described) => described.status.name,
+      () => undefined,
+    );
+    if (status === undefined) return statuses;
+    statuses.push(status);
+  }
 }

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,22 +6,20 @@ import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
 import { stopProcess } from '../../src/stack/child-process.js';
 import { agentWorkflowId } from '../../src/workflows/agent-workflow-runs.js';
-import { waitForLine } from '../../scripts/support/ratchet-process.js';
-import { expectServedOnce } from './agent-rows.js';
+import { agentWorkflowRunStatuses, expectServedOnce } from './agent-rows.js';
+import { startAgentWorkflowWorker, type AgentWorkflowWorker } from './agent-workers.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { until } from './until.js';
 
 // Agents that are Temporal workflows, run as their trajectory's child by the user's own worker: the example's worker is
 // a separate process (started with vite-node, as a user would run it), the failing fixtures an in-process worker.
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const AGENT_QUEUE = 'test-calculator-agents';
 const FIXTURE_QUEUE = 'test-agent-workflow-fixtures';
 
 let stack: TestStack;
 let stopWorkers: () => Promise<void>;
-let agentWorker: ChildProcess | undefined;
-let agentWorkerLog = '';
+let agentWorker: AgentWorkflowWorker | undefined;
 let fixtures: { connection: NativeConnection; worker: Worker; running: Promise<void> } | undefined;
 
 const PROGRAMS: AgentProgram[] = [
@@ -33,19 +30,8 @@ const PROGRAMS: AgentProgram[] = [
   { name: 'wf-hangs', workflow: 'hangingAgent', taskQueue: FIXTURE_QUEUE },
 ];
 
-/** The example's worker (examples/agents/workflow-agent/worker.ts), a process of its own, polling once this resolves. */
-async function startAgentWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/vite-node/vite-node.mjs'), 'examples/agents/workflow-agent/worker.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, AGENT_TASK_QUEUE: AGENT_QUEUE },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  agentWorker = child;
-  // Its log, kept for a failure's report (and read, so that a full pipe never blocks the worker).
-  child.stderr!.on('data', (chunk: Buffer) => (agentWorkerLog = (agentWorkerLog + chunk.toString()).slice(-8000)));
-  await waitForLine(child, /polling/, 60_000);
-  child.stdout!.resume();
-  return child;
+async function startAgentWorker(): Promise<void> {
+  agentWorker = await startAgentWorkflowWorker(stack, AGENT_QUEUE);
 }
 
 beforeAll(async () => {
@@ -65,11 +51,11 @@ beforeAll(async () => {
 }, 240_000);
 
 afterEach(({ task }) => {
-  if (task.result?.state === 'fail') console.error(`--- agent worker log ---\n${agentWorkerLog}`);
+  if (task.result?.state === 'fail') console.error(`--- agent worker log ---\n${agentWorker?.log()}`);
 });
 
 afterAll(async () => {
-  if (agentWorker) await stopProcess(agentWorker, 3_000);
+  if (agentWorker) await stopProcess(agentWorker.child, 3_000);
   if (fixtures) {
     fixtures.worker.shutdown();
     await fixtures.running;
@@ -84,20 +70,6 @@ function requests(run: string, environment: string, count: number, timeouts = {}
     ...trajectoryRequest({ ...problem, environment }, { trajectoryId: trajectoryId(run, problem.qid, 0), options: { turns: 6, maxNewTokens: 256 } }),
     timeouts,
   }));
-}
-
-/** How each run of a trajectory's agent workflow ended, by child id. */
-async function childRuns(id: string): Promise<string[]> {
-  const runs: string[] = [];
-  for (let attempt = 1; attempt <= 3; attempt += 1) {
-    const status = await stack.client.workflow
-      .getHandle(agentWorkflowId(id, attempt))
-      .describe()
-      .then((d) => d.status.name)
-      .catch(() => undefined);
-    if (status) runs.push(status);
-  }
-  return runs;
 }
 
 describe('agents that are Temporal workflows', () => {
@@ -115,7 +87,7 @@ describe('agents that are Temporal workflows', () => {
         expectServedOnce(stack, row);
         expect(['correct', 'wrong', 'no_answer']).toContain(steps.at(-1)!.verdict);
         for (const step of steps.slice(0, -1)) expect(['tool_calls', 'malformed_tool_call']).toContain(step.verdict);
-        expect(await childRuns(row.trajectory_id)).toEqual(['COMPLETED']);
+        expect(await agentWorkflowRunStatuses(stack, row.trajectory_id)).toEqual(['COMPLETED']);
       }
       expect(rows.some((row) => row.seqlens.length > 1)).toBe(true);
     },
@@ -138,8 +110,8 @@ describe('agents that are Temporal workflows', () => {
           const child = await stack.client.workflow.getHandle(agentWorkflowId(id, 1)).describe();
           return child.raw.pendingActivities?.some((a) => a.activityType?.name === 'callModel' && a.attempt === 1 && a.lastStartedTime) ?? false;
         }, 60_000);
-        agentWorker!.kill('SIGKILL');
-        await new Promise((resolve) => agentWorker!.once('exit', resolve));
+        agentWorker!.child.kill('SIGKILL');
+        await new Promise((resolve) => agentWorker!.child.once('exit', resolve));
         stack.policy.setFaults({ latencyMs: 0 });
         await startAgentWorker();
         const [result] = await running;
@@ -148,7 +120,7 @@ describe('agents that are Temporal workflows', () => {
         expectEnvironmentInvariants(row!, stack.tokenizer, await storedSteps(stack.pool, id));
         expectServedOnce(stack, row!);
         // One run of the agent: its worker came back and went on; the model call it was making was made again.
-        expect(await childRuns(id)).toEqual(['COMPLETED']);
+        expect(await agentWorkflowRunStatuses(stack, id)).toEqual(['COMPLETED']);
         const history = await stack.client.workflow.getHandle(agentWorkflowId(id, 1)).fetchHistory();
         const types = new Map(history.events!.map((e) => [String(e.eventId), e.activityTaskScheduledEventAttributes?.activityType?.name]));
         const callsAgain = history.events!.filter((e) => {
@@ -180,7 +152,7 @@ describe('agents that are Temporal workflows', () => {
     const byRun = Object.fromEntries(rows.map((row) => [row.trajectory_id.split('/')[0], row]));
     expect(byRun['agent-wf-fails']).toMatchObject({ failure_type: 'AgentProgramFailed' });
     expect(byRun['agent-wf-fails'].error).toContain('boom: the agent workflow gave up');
-    expect(await childRuns(byRun['agent-wf-fails'].trajectory_id)).toEqual(['FAILED', 'FAILED', 'FAILED']);
+    expect(await agentWorkflowRunStatuses(stack, byRun['agent-wf-fails'].trajectory_id)).toEqual(['FAILED', 'FAILED', 'FAILED']);
     expect(byRun['agent-wf-garbage']).toMatchObject({ failure_type: 'AgentResultInvalid' });
     expect(byRun['agent-wf-garbage'].error).toContain('score');
     expect(byRun['agent-wf-silent']).toMatchObject({ failure_type: 'AgentMadeNoCall' });
