@@ -39,8 +39,13 @@ function agentPrograms(python: string): AgentProgram[] {
     { name: 'py-forgetful', command: calculator, env: { CALCULATOR_AGENT_FORGET_REASONING: '1' } },
     { name: 'py-killable', command: ['/bin/sh', '-c', `echo $$ > "${AGENT_PID_FILE}" && exec "$0" "$@"`, ...calculator] },
     { name: 'exits-1', command: [process.execPath, '-e', 'console.error("the agent gave up"); process.exit(1)'] },
+    { name: 'wf-calculator', workflow: 'calculatorAgent', taskQueue: AGENT_WORKFLOW_QUEUES.example },
+    { name: 'wf-fails', workflow: 'failingAgent', taskQueue: AGENT_WORKFLOW_QUEUES.fixtures },
   ];
 }
+
+/** The task queues of the agent workflows' own workers (the user's, in a deployment), started by their cases. */
+const AGENT_WORKFLOW_QUEUES = { example: 'replay-calculator-agents', fixtures: 'replay-agent-workflow-fixtures' };
 
 /** The recording's workers, which a case may stop and replace (to leave a trajectory's server behind). */
 interface RecordingWorkers {
@@ -346,14 +351,42 @@ const agentKilled: Recording = async (stack, name) => {
 };
 
 /** A program that exits 1 every run: after its runs the trajectory fails typed AgentProgramFailed. */
-const agentFailed: Recording = async (stack, name) => {
+const agentFailed: Recording = (stack, name) => agentFailedAs('exits-1', name, stack);
+
+async function agentFailedAs(environment: string, name: string, stack: SimulatedStack): Promise<Record<string, { workflowId: string }>> {
   const [request] = trajectoryRequests(`replay-${name}`, stack.problems.slice(0, 1), 1, AGENT_OPTIONS);
-  const { handle } = await submitTrajectory(stack.client, { ...request!, environment: 'exits-1' });
+  const { handle } = await submitTrajectory(stack.client, { ...request!, environment });
   await handle.result().catch(() => undefined);
   const status = await storedStatus(stack, handle.workflowId);
   if (status?.failure_type !== 'AgentProgramFailed') throw new Error(`${name}: ended ${JSON.stringify(status)}, not AgentProgramFailed`);
   return { [name]: { workflowId: handle.workflowId } };
-};
+}
+
+/**
+ * An agent that is a Temporal workflow, run as the trajectory's child (release 8): the example (examples/agents/
+ * workflow-agent/) completing with tool calls, or a fixture failing on every run, on a worker of its own as the user's.
+ */
+const agentWorkflow =
+  (environment: 'wf-calculator' | 'wf-fails'): Recording =>
+  async (stack, name, workers) => {
+    const example = environment === 'wf-calculator';
+    const connection = await NativeConnection.connect({ address: stack.temporalAddress });
+    const worker = await Worker.create({
+      connection,
+      taskQueue: example ? AGENT_WORKFLOW_QUEUES.example : AGENT_WORKFLOW_QUEUES.fixtures,
+      workflowsPath: path.join(ROOT, example ? 'examples/agents/workflow-agent/workflow.ts' : 'test/integration/fixtures/agents/agent-workflows.ts'),
+      activities: example ? await import('../../examples/agents/workflow-agent/activities.js') : {},
+    });
+    const running = worker.run();
+    try {
+      if (example) return await agentEpisode(environment, 6)(stack, name, workers);
+      return await agentFailedAs(environment, name, stack);
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
+  };
 
 // Release 1 (grouped admission): recorded once, never again.
 // Release 2 (request schema, admission back-off with continue-as-new, typed failures): `r2-*`.
@@ -367,7 +400,8 @@ const agentFailed: Recording = async (stack, name) => {
 // Release 7 (one release marker per run instead of one per change, admission back-off and the stored outcome
 // included; patch `release-7`): `r7-*`.
 // Release 8 (agent programs as environments: `runAgentProgram`, each model call a Temporal Update `agentCall` and
-// a turn; no patch, since only release-8 workers serve agent programs): `r8-*`, the agent cases `r8-agent-*`.
+// a turn; no patch, since only release-8 workers serve agent programs): `r8-*`, the agent cases `r8-agent-*`; an agent
+// that is a workflow, run as the trajectory's child, came later in release 8 (before it landed): `r8-agent-workflow*`.
 const cases: Record<string, Recording> = {
   'seed-default': plain({}),
   'early-stop-concat': plain({ earlyStop: true, layout: 'concat', discount: 0.9 }),
@@ -430,6 +464,8 @@ const cases: Record<string, Recording> = {
   'r8-agent-fork': agentEpisode('py-forgetful', 6, { fork: true, minTurns: 2 }),
   'r8-agent-killed': agentKilled,
   'r8-agent-failed': agentFailed,
+  'r8-agent-workflow': agentWorkflow('wf-calculator'),
+  'r8-agent-workflow-failed': agentWorkflow('wf-fails'),
   'r8-seed-default': plain({ turns: 3 }),
   'r8-early-stop-concat': plain({ turns: 3, earlyStop: true, layout: 'concat' }),
   'r8-rejected-request': plain({ turns: 2, maxNewTokens: 500_000 }),

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { CallTerms } from '../agent/chat-completion-request.js';
-import type { AgentProgramHost } from '../agent/program-host.js';
-import { checkProgramResult, type AgentProgramResult } from '../agent/program-result.js';
+import { AGENT_MODEL, type AgentProgramHost } from '../agent/program-host.js';
+import { checkProgramResult, RESULT_LIMIT_BYTES, type AgentProgramResult } from '../agent/program-result.js';
 import type { JsonValue } from '../environments/environment.js';
 import { FailureType } from '../trajectory/failure.js';
 
@@ -32,8 +32,6 @@ export interface AgentProgramRun {
 export const PROGRAM_HEARTBEAT_MS = 2_000;
 /** What of a failed run's output is kept in its failure: the end of stderr (then stdout), enough for a traceback. */
 const OUTPUT_TAIL_CHARS = 4_000;
-/** The most a result file may hold (an answer is at most 64 KiB of text): a bigger one is not read into the worker. */
-const RESULT_FILE_LIMIT_BYTES = 1024 * 1024;
 /** Variables passed on from the worker; nothing else of its environment (database URLs, secrets) reaches a program. */
 const PASSED_ON = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'PYTHONPATH', 'NODE_PATH'];
 
@@ -48,12 +46,12 @@ export function runAgentProgramActivity(host: AgentProgramHost | undefined) {
   return async function runAgentProgram(input: RunAgentProgramInput): Promise<AgentProgramRun> {
     const context = Context.current();
     const program = host?.program(input.program);
-    if (!host || !program) {
+    if (!host || !program || !('command' in program)) {
       // A worker without the program (registered on another): retried, so that a worker that has it can take it.
       throw ApplicationFailure.retryable(`this CPU worker runs no agent program named ${input.program}`, FailureType.AgentProgramFailed);
     }
     const attempt = context.info.attempt;
-    const { baseUrl, apiKey } = host.openRun(input.trajectoryId, { ...input.terms, policy: 'ratchet-policy', attempt });
+    const { baseUrl, apiKey } = host.openRun(input.trajectoryId, { ...input.terms, policy: AGENT_MODEL, attempt });
     const folder = await mkdtemp(path.join(os.tmpdir(), 'ratchet-agent-'));
     try {
       const task = path.join(folder, 'task.json');
@@ -65,7 +63,7 @@ export function runAgentProgramActivity(host: AgentProgramHost | undefined) {
         ...program.env,
         OPENAI_BASE_URL: baseUrl,
         OPENAI_API_KEY: apiKey,
-        RATCHET_MODEL: 'ratchet-policy',
+        RATCHET_MODEL: AGENT_MODEL,
         RATCHET_TASK: task,
         RATCHET_RESULT: result,
       };
@@ -80,9 +78,9 @@ export function runAgentProgramActivity(host: AgentProgramHost | undefined) {
       );
       if (size === undefined)
         throw ApplicationFailure.nonRetryable(`${what} exited 0 without writing its result to RATCHET_RESULT`, FailureType.AgentResultInvalid);
-      if (size > RESULT_FILE_LIMIT_BYTES) {
+      if (size > RESULT_LIMIT_BYTES) {
         throw ApplicationFailure.nonRetryable(
-          `${what} wrote a result of ${size} bytes, over the ${RESULT_FILE_LIMIT_BYTES} a result may hold`,
+          `${what} wrote a result of ${size} bytes, over the ${RESULT_LIMIT_BYTES} a result may hold`,
           FailureType.AgentResultInvalid,
         );
       }

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { AgentProgram } from '../agent/program-host.js';
 import { activityQueuePolled } from '../temporal/task-queue-pollers.js';
 import {
   environmentNameOf,
@@ -27,6 +28,8 @@ export interface EnvironmentPlacement {
   slowSteps?: boolean;
   /** An agent program the CPU workers run (release 8): its model calls are the turns (src/workflows/agent-episode.ts). */
   agentProgram?: boolean;
+  /** The agent program is a workflow of the user's, started as the trajectory's child (absent: a process). */
+  agentWorkflow?: { workflowType: string; taskQueue: string };
   /**
    * No CPU worker runs it and no worker has ever polled its task queue (Temporal keeps pollers of the last minutes):
    * why, for the trajectory's `UnknownEnvironment` failure. Release 6 fails at once on it; release 5 waited.
@@ -43,7 +46,11 @@ export type CheckedRequest =
  * imports is set up again for every workflow execution, and zod's set-up cost more CPU than a whole turn.
  * An invalid request is an answer, not an error: the workflow records it as a failed trajectory.
  */
-export function checkRequestActivity(uiUrl: string | undefined, environments: EnvironmentSet, agentPrograms: ReadonlySet<string> = new Set()) {
+export function checkRequestActivity(
+  uiUrl: string | undefined,
+  environments: EnvironmentSet,
+  agentPrograms: ReadonlyMap<string, AgentProgram> = new Map(),
+) {
   return async function checkRequest(input: CheckRequestInput): Promise<CheckedRequest> {
     const checked = checkedRequest(input, uiUrl, environments, agentPrograms);
     if ('invalid' in checked || checked.environment?.taskQueue === undefined) return checked;
@@ -73,7 +80,7 @@ function checkedRequest(
   input: CheckRequestInput,
   uiUrl: string | undefined,
   environments: EnvironmentSet,
-  agentPrograms: ReadonlySet<string>,
+  agentPrograms: ReadonlyMap<string, AgentProgram>,
 ): CheckedRequest {
   try {
     const request = validateTrajectoryRequest(input.request);
@@ -86,8 +93,14 @@ function checkedRequest(
     const name = environmentNameOf(request);
     const seed = environmentSeed(request.trajectoryId);
     const local = environments.get(name);
-    const environment = agentPrograms.has(name)
-      ? { name, seed, agentProgram: true }
+    const program = agentPrograms.get(name);
+    const environment = program
+      ? {
+          name,
+          seed,
+          agentProgram: true,
+          ...('workflow' in program ? { agentWorkflow: { workflowType: program.workflow, taskQueue: program.taskQueue } } : {}),
+        }
       : local
         ? { name, seed, ...(local.slowSteps ? { slowSteps: true } : {}) }
         : { name, taskQueue: environmentTaskQueue(name), seed };

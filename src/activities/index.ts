@@ -7,9 +7,10 @@ import type { ServedLogprobs } from '../policy/logprob-verdict.js';
 import type { ServedVersion } from '../policy/resumable-generation.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
-import type { AgentProgramHost } from '../agent/program-host.js';
+import type { AgentProgram, AgentProgramHost } from '../agent/program-host.js';
 import { agentCallActivities } from './agent-calls.js';
 import { runAgentProgramActivity } from './agent-program.js';
+import { checkAgentResult, openAgentEndpointActivity } from './agent-workflow-run.js';
 import { answerTextActivity } from './answer-text.js';
 import { checkRequestActivity } from './check-request.js';
 import { environmentStepActivity } from './environment-step.js';
@@ -34,8 +35,8 @@ export function createCpuActivities(deps: {
   environments?: readonly Environment[];
   /** Where the worker's agent programs reach their endpoint (absent: the worker runs none). */
   agentHost?: AgentProgramHost;
-  /** The names of the agent programs it runs. */
-  agentPrograms?: ReadonlySet<string>;
+  /** The agent programs it runs, by name. */
+  agentPrograms?: ReadonlyMap<string, AgentProgram>;
 }) {
   const environments = workerEnvironments(deps, deps.environments);
   return {
@@ -46,6 +47,8 @@ export function createCpuActivities(deps: {
     answerText: answerTextActivity(deps.pool, deps.tokenizer),
     ...agentCallActivities(deps.pool, deps.tokenizer, deps.verifier),
     runAgentProgram: runAgentProgramActivity(deps.agentHost),
+    openAgentEndpoint: openAgentEndpointActivity(deps.agentHost),
+    checkAgentResult,
     ...releaseTwoActivities(deps),
     persistTrajectory: persistTrajectoryActivity(deps.pool),
     persistFailure: persistFailureActivity(deps.pool),

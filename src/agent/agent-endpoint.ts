@@ -8,6 +8,7 @@ import { parseChatCompletionRequest, type CallTerms, type ChatCompletionRequest 
 import type { ChatCompletion } from './chat-completion-response.js';
 import { chatCompletionChunks, serverSentEvents } from './chat-completion-stream.js';
 import { ProgramRunCalls } from './program-run-calls.js';
+import { requestHash } from './request-hash.js';
 
 /**
  * The most a call's body may hold: 8 MiB. A long agent conversation is a few hundred KiB of JSON; a body past this is a
@@ -110,18 +111,18 @@ export function agentEndpoint({ calls, keySecret, runs = new ProgramRunCalls(), 
     async (c) => {
       const { trajectoryId, attempt, trajectory: open } = c.get('run');
       const request = parseChatCompletionRequest(await jsonBody(c), open);
-      const call = runs.begin(trajectoryId, attempt);
-      c.set('call', call);
+      const begun = runs.begin(trajectoryId, attempt, requestHash(request));
+      c.set('call', begun.call);
       let answered = false;
       try {
-        const { completion } = await calls.call(trajectoryId, call, request);
+        const { completion } = await calls.call(trajectoryId, begun.call, request);
         answered = true;
         if (!request.stream) return c.json(completion);
         // The turn is generated whole before the call is answered (durably), so the stream is sent in one piece.
         const events = serverSentEvents(chatCompletionChunks(completion, { includeUsage: request.streamUsage }));
         return c.body(events, 200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
       } finally {
-        runs.end(trajectoryId, attempt, answered);
+        runs.end(trajectoryId, attempt, begun, answered);
       }
     },
   );

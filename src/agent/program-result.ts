@@ -12,6 +12,9 @@ export interface AgentProgramResult {
   success?: boolean;
 }
 
+/** The most a result may hold (a file, or a workflow's return value as JSON): a bigger one is not read. */
+export const RESULT_LIMIT_BYTES = 1024 * 1024;
+
 /** The most an answer may hold: 64 KiB of text is far past any final answer; more is a runaway program. */
 export const RESULT_ANSWER_LIMIT = 65_536;
 

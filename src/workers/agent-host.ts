@@ -20,6 +20,9 @@ import { toolCallFormatOf } from '../tokens/tool-call-formats.js';
 import { toolSet } from '../tokens/tool-definitions.js';
 import { AgentCallRefusal, agentCallUpdate, type AgentCallAnswer } from '../workflows/agent-call-update.js';
 
+/** Node's longest timer (about 24.8 days): a longer one fires at once, so a run's deadline past it is cut to it. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface AgentHostOptions {
   programs: readonly AgentProgram[];
   pool: pg.Pool;
@@ -35,7 +38,7 @@ export interface AgentHostOptions {
 export interface AgentHost extends AgentProgramHost {
   /** The endpoint's address, e.g. http://127.0.0.1:40123. */
   readonly url: string;
-  readonly programNames: ReadonlySet<string>;
+  readonly programs: ReadonlyMap<string, AgentProgram>;
   close(): Promise<void>;
 }
 
@@ -43,7 +46,8 @@ export interface AgentHost extends AgentProgramHost {
  * Starts the endpoint a CPU worker's agent programs call (src/agent/agent-endpoint.ts) and the bookkeeping of their
  * runs. Each call is asked of the trajectory's workflow as a Temporal Update (src/workflows/agent-episode.ts); the
  * answer is read back from the turn the workflow stored. The keys are made under a secret drawn at start: a key only
- * has to outlive the program runs this worker launched.
+ * has to outlive the runs this worker opened (a process it launched, or an agent workflow's run, closed after its
+ * deadline: docs/agent-programs.md says what happens to a workflow agent whose endpoint's worker goes).
  */
 export async function startAgentHost(options: AgentHostOptions): Promise<AgentHost> {
   const programs = new Map(options.programs.map((program) => [program.name, program]));
@@ -61,19 +65,21 @@ export async function startAgentHost(options: AgentHostOptions): Promise<AgentHo
   const { address, port } = server.address() as AddressInfo;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
   log.info({ url, programs: [...programs.keys()] }, 'agent program endpoint listening');
+  const closeRun = (trajectoryId: string, attempt: number) => {
+    if (open.get(trajectoryId)?.attempt !== attempt) return;
+    open.delete(trajectoryId);
+    runs.forget(trajectoryId);
+  };
   return {
     url,
-    programNames: new Set(programs.keys()),
+    programs,
     program: (name) => programs.get(name),
-    openRun(trajectoryId, run) {
+    openRun(trajectoryId, run, closeAfterMs) {
       open.set(trajectoryId, run);
+      if (closeAfterMs !== undefined) setTimeout(() => closeRun(trajectoryId, run.attempt), Math.min(closeAfterMs, MAX_TIMER_MS)).unref();
       return { baseUrl: `${url}/v1/trajectories/${encodeURIComponent(trajectoryId)}`, apiKey: agentKey(secret, trajectoryId, run.attempt) };
     },
-    closeRun(trajectoryId, attempt) {
-      if (open.get(trajectoryId)?.attempt !== attempt) return;
-      open.delete(trajectoryId);
-      runs.forget(trajectoryId);
-    },
+    closeRun,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -67,7 +67,7 @@ export async function createCpuWorker(deps: CpuWorkerDeps): Promise<Worker> {
     namespace: deps.namespace,
     taskQueue: deps.taskQueue ?? CPU_TASK_QUEUE,
     workflowBundle: deps.workflowBundle ?? (await workflowBundle()),
-    activities: createCpuActivities({ ...deps, agentPrograms: deps.agentHost?.programNames }),
+    activities: createCpuActivities({ ...deps, agentPrograms: deps.agentHost?.programs }),
     maxConcurrentActivityTaskExecutions: 64,
     maxCachedWorkflows: deps.maxCachedWorkflows,
     shutdownForceTime: WORKER_SHUTDOWN_FORCE_TIME,

@@ -1,4 +1,5 @@
 import type { ActivityOptions, LocalActivityOptions, RetryPolicy } from '@temporalio/common';
+import type { ChildWorkflowOptions } from '@temporalio/workflow';
 import { ENVIRONMENT_ATTEMPTS, SLOW_STEP_SECONDS, type EnvironmentBounds } from '../environments/bounds.js';
 import type { ResolvedTrajectoryTimeouts } from '../trajectory/timeouts.js';
 import { CPU_TASK_QUEUE, GPU_TASK_QUEUE } from '../task-queues.js';
@@ -91,6 +92,23 @@ export const Presets = {
       heartbeatTimeout: '30s',
       retry: { ...RETRY, maximumAttempts: AGENT_PROGRAM_ATTEMPTS },
     }) satisfies ActivityOptions,
+  /**
+   * Opening an agent workflow's run on a CPU worker's endpoint (a URL and a key): milliseconds, on any CPU worker (all
+   * register the same programs); a few attempts for a worker going away meanwhile.
+   */
+  agentEndpoint: { taskQueue: CPU_TASK_QUEUE, startToCloseTimeout: '10s', retry: { ...RETRY, maximumAttempts: 5 } } satisfies ActivityOptions,
+  /**
+   * An agent workflow's run, the trajectory's child on the user's task queue: `agentProgramSeconds` for the run, as a
+   * process gets; no retry by Temporal, since a run again needs a new endpoint run (the episode counts its runs);
+   * terminated with the trajectory, whose turns it would otherwise go on asking for.
+   */
+  agentWorkflow: (t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) =>
+    ({
+      taskQueue,
+      workflowRunTimeout: `${t.agentProgramSeconds ?? 1800}s`,
+      parentClosePolicy: 'TERMINATE',
+      retry: { maximumAttempts: 1 },
+    }) satisfies ChildWorkflowOptions,
   /** Release 5's remote environment options (five attempts of `environmentStepSeconds`, default then 300 s). */
   remoteEnvironmentRelease5: (t: Partial<ResolvedTrajectoryTimeouts>, taskQueue: string) =>
     ({

@@ -6,6 +6,7 @@ import { FailureType } from '../trajectory/failure.js';
 import { samplingOf } from '../trajectory/sampling.js';
 import { Presets } from './activity-presets.js';
 import { AgentCallRefusal, agentCallUpdate } from './agent-call-update.js';
+import { agentWorkflowRuns, type AgentProgramRuns } from './agent-workflow-runs.js';
 import type { Episode, EpisodeInput } from './episode.js';
 
 interface RecordedCall {
@@ -18,8 +19,8 @@ interface RecordedCall {
 }
 
 /**
- * An agent program's episode (release 8): the program runs beside the workflow, on a CPU worker, and each model call
- * it makes is a turn. `start` runs the program and waits for its first call; `generate` is the call's turn on the GPU
+ * An agent program's episode (release 8): the program runs beside the workflow, on a CPU worker (a process) or as its
+ * child (an agent workflow on the user's worker), and each model call it makes is a turn. `start` runs the program and waits for its first call; `generate` is the call's turn on the GPU
  * queue (the trajectory's sampling, versions, affinity and staleness, as any turn); `step` answers the call, then waits
  * for the program's next call (the turn's feedback: its new messages, or a fork) or its end (the reward).
  *
@@ -32,7 +33,11 @@ export function agentEpisode(input: EpisodeInput, generate: Episode['generate'])
   const { request, options, timeouts } = input;
   const cpu = proxyLocalActivities<CpuActivities>(Presets.cpuStep);
   const judge = proxyLocalActivities<CpuActivities>(Presets.sandboxStep);
-  const programs = proxyActivities<CpuActivities>(Presets.agentProgram(timeouts));
+  // The program's kind is chosen once, at the start: the loop below is the same for a process and a workflow.
+  const placement = input.environment!;
+  const runPrograms: AgentProgramRuns = placement.agentWorkflow
+    ? agentWorkflowRuns(placement.agentWorkflow, timeouts)
+    : proxyActivities<CpuActivities>(Presets.agentProgram(timeouts)).runAgentProgram;
   const calls: RecordedCall[] = [];
   let programEnd: AgentProgramRun | { error: unknown } | undefined;
   // How many calls each program run made (by its attempt): the run that returns must have made every recorded call.
@@ -101,7 +106,7 @@ export function agentEpisode(input: EpisodeInput, generate: Episode['generate'])
       const args = request.environmentArgs ?? null;
       const terms = { sampling: samplingOf(options), maxNewTokens: options.maxNewTokens };
       const run = { trajectoryId, qid, problem, args, seed: input.environment!.seed, program: input.environment!.name };
-      programs.runAgentProgram({ ...run, terms, seconds: timeouts.agentProgramSeconds ?? 1800 }).then(
+      runPrograms({ ...run, terms, seconds: timeouts.agentProgramSeconds ?? 1800 }).then(
         (run) => (programEnd = run),
         (error: unknown) => (programEnd = { error }),
       );

@@ -153,12 +153,23 @@ describe("the agent endpoint's HTTP layer", () => {
     calls.hold = new Promise((resolve) => (release = resolve));
     const first = post(body(OPENING));
     await expect.poll(() => calls.asked.length).toBe(1);
-    expect(await expectError(await post(body(OPENING)), 409, 'concurrent-call')).toContain('one at a time');
+    const other = [OPENING[0], { role: 'user', content: 'And in Rome?' }];
+    expect(await expectError(await post(body(other)), 409, 'concurrent-call')).toContain('one at a time');
     release();
     const sentBack = ((await (await first).json()) as ChatCompletion).choices[0].message;
     expect((await post(body([...OPENING, sentBack, PARIS_RESULT]))).status).toBe(200);
     expect(calls.asked).toEqual([0, 1]);
   }, 10_000); // a second call numbered instead of refused waits on the held GPU: fail in 10 s
+
+  it('answers the same request made again (a retry whose answer was lost) as the same call: one index, one turn', async () => {
+    const first = (await (await post(body(OPENING))).json()) as ChatCompletion;
+    const again = (await (await post(body(OPENING))).json()) as ChatCompletion;
+    expect(again).toEqual(first);
+    expect(calls.asked).toEqual([0, 0]);
+    expect(calls.records).toHaveLength(1);
+    expect((await post(body([...OPENING, first.choices[0].message, PARIS_RESULT]))).status).toBe(200);
+    expect(calls.asked).toEqual([0, 0, 1]);
+  });
 
   it(`refuses a body over ${AGENT_BODY_LIMIT_BYTES} bytes with a 413`, async () => {
     const huge = body([{ role: 'user', content: 'x'.repeat(AGENT_BODY_LIMIT_BYTES) }]);

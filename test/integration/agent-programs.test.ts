@@ -6,9 +6,9 @@ import type { AgentProgram } from '../../src/agent/program-host.js';
 import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
 import { pythonPackageEnv } from '../../src/stack/python-package-env.js';
-import type { ExportedTrajectory } from '../../src/store/read/trajectory-export.js';
 import { observationTokens } from '../../src/tokens/conversation-tokens.js';
 import type { RolloutOptions } from '../../src/trajectory/options.js';
+import { expectServedOnce } from './agent-rows.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { until } from './until.js';
@@ -60,24 +60,6 @@ function requests(run: string, environment: string, count: number, options = OPT
     .map((problem) => trajectoryRequest({ ...problem, environment }, { trajectoryId: trajectoryId(run, problem.qid, 0), options }));
 }
 
-/** Each turn as the policy served it: one generate request per turn (none twice), its input the stored context. */
-function expectServedOnce(row: ExportedTrajectory): void {
-  const served = stack.policy.stats().recent.filter((r) => r.rid.startsWith(`${row.trajectory_id}/`) && r.end !== 'disconnect');
-  expect(served).toHaveLength(row.seqlens.length);
-  let offset = 0;
-  let logprobOffset = 0;
-  row.seqlens.forEach((length, t) => {
-    const sequence = row.packed_input_ids.slice(offset, offset + length);
-    const contextLen = row.prompt_lens[t]!;
-    // The trainer's view of turn t: the context the server was given, the tokens it sent and their logprobs.
-    expect(served[t]!.inputIds).toEqual(sequence.slice(0, contextLen));
-    expect(served[t]!.sentIds).toEqual(sequence.slice(contextLen));
-    expect(served[t]!.sentLogprobs.map(Math.fround)).toEqual(row.packed_logprobs.slice(logprobOffset + contextLen - 1, logprobOffset + length - 1));
-    offset += length;
-    logprobOffset += length - 1;
-  });
-}
-
 async function programAttempts(id: string): Promise<number> {
   const history = await stack.client.workflow.getHandle(id).fetchHistory();
   const scheduled = history.events!.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runAgentProgram');
@@ -100,7 +82,7 @@ describe('agent programs as environments', () => {
       for (const row of rows) {
         const steps = await storedSteps(stack.pool, row.trajectory_id);
         expectEnvironmentInvariants(row, stack.tokenizer, steps);
-        expectServedOnce(row);
+        expectServedOnce(stack, row);
         expect(row.environment).toBe('ts-calculator');
         // Every call but the last answered with tool calls (or a malformed one); the last is judged by the verifier.
         const last = steps.at(-1)!;
@@ -137,7 +119,7 @@ describe('agent programs as environments', () => {
       expect(await programAttempts(id)).toBe(2);
       const [row] = await stack.exported('agent-kill/');
       expectEnvironmentInvariants(row!, stack.tokenizer, await storedSteps(stack.pool, id));
-      expectServedOnce(row!);
+      expectServedOnce(stack, row!);
       const { rows } = await stack.pool.query('SELECT count(*)::int AS n FROM trajectories WHERE trajectory_id = $1', [id]);
       expect(rows[0].n).toBe(1);
     },
@@ -154,7 +136,7 @@ describe('agent programs as environments', () => {
       expect(forked.length).toBeGreaterThan(0);
       for (const row of forked) {
         const steps = await storedSteps(stack.pool, row.trajectory_id);
-        expectServedOnce(row);
+        expectServedOnce(stack, row);
         for (const step of steps.slice(0, -1)) expect(step.step!.info['fork']).toMatchObject({ kind: 'dropped-reasoning' });
         // The second context is not the first turn's sequence plus the tool result: it was rendered anew, and only its
         // own output is trained on (prompt mask 0 exactly on the output).
@@ -220,7 +202,7 @@ describe('agent programs as environments', () => {
     const [row] = await stack.exported('agent-limit/');
     const steps = await storedSteps(stack.pool, row!.trajectory_id);
     expectEnvironmentInvariants(row!, stack.tokenizer, steps);
-    expectServedOnce(row!);
+    expectServedOnce(stack, row!);
     expect(steps.map((s) => s.verdict).at(-1)).toBe('turn_limit');
     expect(steps.at(-1)!.step).toMatchObject({ reward: 0, success: false, done: false, info: { end: { kind: 'turn-limit', turns: 3 } } });
     expect(row!.end_reason).toBe('turns');

@@ -6,6 +6,7 @@ import { runRollouts } from '../../src/client/run-rollouts.js';
 import { trajectoryId, trajectoryRequest } from '../../src/client/submit.js';
 import { pythonPackageEnv } from '../../src/stack/python-package-env.js';
 import { startRatchet, stopRatchets, waitUntilPolling, type RatchetProcess } from '../../scripts/support/ratchet-process.js';
+import { cpuWorkerEnv } from './agent-workers.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
 import { startTestStack, type TestStack } from './local-stack.js';
 import { until } from './until.js';
@@ -38,13 +39,7 @@ beforeAll(async () => {
   await writeFile(path.join(folder, 'programs.json'), JSON.stringify([{ name: 'py-calculator', command, cwd: ROOT }]));
   stack = await startTestStack({ seed: 5, tokensPerSecond: 300 });
   stopGpu = await stack.startWorkers({ cpu: false });
-  env = {
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    DATABASE_URL: stack.databaseUrl,
-    LOG_LEVEL: 'warn',
-    RATCHET_VERIFIER_THREADS: '1',
-    RATCHET_AGENT_PROGRAMS: path.join(folder, 'programs.json'),
-  };
+  env = cpuWorkerEnv(stack, path.join(folder, 'programs.json'));
 }, 240_000);
 
 afterEach(({ task }) => {

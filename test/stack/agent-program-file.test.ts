@@ -24,11 +24,13 @@ describe('RATCHET_AGENT_PROGRAMS', () => {
       JSON.stringify([
         { name: 'calc', command: ['node', 'ts-agent.mjs'] },
         { name: 'py-calc', command: ['python3', 'agent.py'], cwd: 'sub', env: { MODE: 'x' } },
+        { name: 'wf-calc', workflow: 'calculatorAgent', taskQueue: 'my-agents' },
       ]),
     );
     expect(await loadAgentProgramFile(where)).toEqual([
       { name: 'calc', command: ['node', 'ts-agent.mjs'], cwd: folder },
       { name: 'py-calc', command: ['python3', 'agent.py'], cwd: path.join(folder, 'sub'), env: { MODE: 'x' } },
+      { name: 'wf-calc', workflow: 'calculatorAgent', taskQueue: 'my-agents' },
     ]);
     expect(await loadAgentProgramFile(undefined)).toEqual([]);
   });
@@ -47,6 +49,10 @@ describe('RATCHET_AGENT_PROGRAMS', () => {
       ]),
       'taken',
     ],
+    ['neither a command nor a workflow', JSON.stringify([{ name: 'a' }]), 'exactly one of "command"'],
+    ['both a command and a workflow', JSON.stringify([{ name: 'a', command: ['x'], workflow: 'w', taskQueue: 'q' }]), 'exactly one of "command"'],
+    ['a workflow without its task queue', JSON.stringify([{ name: 'a', workflow: 'w' }]), 'needs "taskQueue"'],
+    ['a workflow with a cwd', JSON.stringify([{ name: 'a', workflow: 'w', taskQueue: 'q', cwd: '.' }]), 'are for a command'],
     ['an environment’s name', JSON.stringify([{ name: 'math', command: ['x'] }]), 'taken'],
   ])('stops the worker on %s, saying why', async (_, content, why) => {
     const where = content === null ? path.join(folder, 'absent.json') : await file(content);
