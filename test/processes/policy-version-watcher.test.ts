@@ -49,7 +49,7 @@ describe("a GPU worker's policy version watcher", () => {
       expect(fake.rpcCalls().at(-1)!.kwargs).toEqual({ weights_path: `/checkpoints/step-${version}` });
       await settle();
       expect(fake.rpcCalls()).toHaveLength(reloads + 1);
-      expect(watcher.current()).toBe(version);
+      expect(await watcher.current()).toBe(version);
     } finally {
       await watcher.stop();
       await fake.close();
@@ -70,7 +70,7 @@ describe("a GPU worker's policy version watcher", () => {
       policy = await startSimulatedPolicy(tokenizer, new AnswerBook([]), config, { host: '127.0.0.1', port });
       expect(policy.stats().weightVersion).toBe(0);
       await until(() => policy.stats().weightVersion === version);
-      expect(watcher.current()).toBe(version);
+      expect(await watcher.current()).toBe(version);
     } finally {
       await watcher.stop();
       await policy.close();

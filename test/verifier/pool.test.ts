@@ -16,7 +16,9 @@ const FROZEN_POOL_SCRIPT = `
   console.log('ready');
   for await (const line of createInterface({ input: process.stdin })) console.log(JSON.stringify(await pool.verify(gold, '\\\\boxed{x}')));
 `;
-const OVERRUN_MS = 100;
+// Scheduling slack on a loaded 2-core machine (465 ms past a 300 ms budget measured at load average 8); a check that
+// runs to its end takes seconds to minutes, so the bound still tells an enforced budget from none.
+const OVERRUN_MS = 400;
 
 describe('VerifierPool', () => {
   let pool: VerifierPool;
