@@ -72,20 +72,25 @@ const call = async (messages) => {
 `;
 }
 
-/** Prints, for each conversation on stdin, the tokens its rendering has after the assistant turn's `<|im_end|>`. */
-const REFERENCE_FEEDBACK = `
+/**
+ * Prints, for each conversation on stdin, the first call's prompt (its first message and the tools, in the order the
+ * program sent them) and the tokens the whole conversation's rendering has after the assistant turn's `<|im_end|>`.
+ */
+const REFERENCE_RENDERING = `
 import json, sys
 from transformers import AutoTokenizer
 tokenizer = AutoTokenizer.from_pretrained(sys.argv[1])
-cuts = []
+prompts, cuts = [], []
 for case in json.load(sys.stdin):
     for message in case["messages"]:  # a null content (a reply with only calls) is read as "", as vLLM's server does
         if message.get("content") is None:
             message["content"] = ""
+    first = tokenizer.apply_chat_template(case["messages"][:1], tools=case["tools"], add_generation_prompt=True, tokenize=False)
+    prompts.append(tokenizer.encode(first, add_special_tokens=False))
     text = tokenizer.apply_chat_template(case["messages"], tools=case["tools"], add_generation_prompt=True, tokenize=False)
     end = text.index("<|im_end|>", text.index("<|im_start|>assistant")) + len("<|im_end|>")
     cuts.append(tokenizer.encode(text[end:], add_special_tokens=False))
-print(json.dumps(cuts))
+print(json.dumps({"prompts": prompts, "cuts": cuts}))
 `;
 
 interface Choice {
@@ -169,7 +174,7 @@ function turnOf(row: ExportedTrajectory, t: number) {
 describe('an agent tool call against a real vLLM (hand-written tiny Qwen3 tool caller, float32)', () => {
   it("returns the model's tool call parsed, and the program's tool result extends the stored sequence as the template renders it", () => {
     expect(statuses).toEqual(Array(TRAJECTORIES).fill('completed'));
-    const referenceCases: Array<{ messages: unknown[]; tools: unknown[]; stored: number[] }> = [];
+    const referenceCases: Array<{ messages: unknown[]; tools: unknown[]; prompt: number[]; stored: number[] }> = [];
     expect(rows).toHaveLength(TRAJECTORIES);
     for (const row of rows) {
       const rowSteps = steps.get(row.trajectory_id)!;
@@ -219,7 +224,12 @@ describe('an agent tool call against a real vLLM (hand-written tiny Qwen3 tool c
         /^\n<\|im_start\|>user\n<tool_response>\nThe die shows \d+\.\n<\/tool_response><\|im_end\|>\n<\|im_start\|>assistant\n$/,
       );
       expect(call2.sequence.slice(call1.sequence.length, call2.contextLen)).toEqual(feedback);
-      referenceCases.push({ messages: sent, tools: TOOLS, stored: call2.sequence.slice(call1.sequence.length, call2.contextLen) });
+      referenceCases.push({
+        messages: sent,
+        tools: TOOLS,
+        prompt: call1.sequence.slice(0, call1.contextLen),
+        stored: call2.sequence.slice(call1.sequence.length, call2.contextLen),
+      });
       // (c) Each stored context, output and logprob is what vLLM was sent and streamed back, for each turn.
       for (const [t, call] of [call1, call2].entries()) {
         const served = servedTurn(row.trajectory_id, t);
@@ -230,15 +240,17 @@ describe('an agent tool call against a real vLLM (hand-written tiny Qwen3 tool c
         expect(served!.sentLogprobs.map(Math.fround)).toEqual(call.logprobs);
       }
     }
-    // The same cut of the conversation as the program sent it, rendered by transformers' apply_chat_template (Python's
-    // Jinja, as vLLM's own chat endpoint renders it) rather than Ratchet's: the same tokens.
+    // The conversation as the program sent it, rendered by transformers' apply_chat_template (Python's Jinja, as vLLM's
+    // own chat endpoint renders it) rather than Ratchet's: the same first prompt, the tools' schemas in the program's
+    // key order (the stored request keeps it), and the same tool message cut.
     const reference = JSON.parse(
-      execFileSync(VLLM_PYTHON, ['-c', REFERENCE_FEEDBACK, TOOL_CALLER_MODEL], {
+      execFileSync(VLLM_PYTHON, ['-c', REFERENCE_RENDERING, TOOL_CALLER_MODEL], {
         input: JSON.stringify(referenceCases),
         env: { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_OFFLINE: '1' },
       }).toString(),
-    ) as number[][];
-    expect(reference).toEqual(referenceCases.map((c) => c.stored));
+    ) as { prompts: number[][]; cuts: number[][] };
+    expect(reference.prompts).toEqual(referenceCases.map((c) => c.prompt));
+    expect(reference.cuts).toEqual(referenceCases.map((c) => c.stored));
     // One generation per stored turn: none was generated twice.
     const generations = proxy
       .requests()
