@@ -38,6 +38,11 @@ const environment = z.object({
         .filter(Boolean),
     ),
   RATCHET_AGENT_PROGRAMS: optionalText,
+  RATCHET_AGENT_LISTEN: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s\[\]]+):\d{1,5}$/, 'expected host:port, e.g. 0.0.0.0:8700')
+    .optional(),
+  RATCHET_AGENT_URL: z.string().url().optional(),
   RATCHET_VERIFIER_THREADS: z.coerce.number().int().positive().optional(),
   RATCHET_VERIFIER_BUDGET_MS: z.coerce.number().int().positive().default(3000),
   RATCHET_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
@@ -99,8 +104,21 @@ export function loadConfig(rawEnv: NodeJS.ProcessEnv = process.env) {
     environmentModules: values.RATCHET_ENVIRONMENTS,
     /** A JSON file of the agent programs the CPU worker runs (docs/agent-programs.md). */
     agentProgramFile: values.RATCHET_AGENT_PROGRAMS,
+    /**
+     * Where the agent programs' endpoint listens (RATCHET_AGENT_LISTEN, host:port; loopback and a free port unless
+     * set) and the URL agents reach it at (RATCHET_AGENT_URL; the listening address unless set): an agent workflow's
+     * worker on another machine needs both.
+     */
+    agentEndpoint: { ...listenAddress(values.RATCHET_AGENT_LISTEN), url: values.RATCHET_AGENT_URL },
     verifier: { size: values.RATCHET_VERIFIER_THREADS, budgetMs: values.RATCHET_VERIFIER_BUDGET_MS },
     ports: { temporal: values.RATCHET_TEMPORAL_PORT, temporalUi: values.RATCHET_TEMPORAL_UI_PORT, postgres: values.RATCHET_POSTGRES_PORT },
     logLevel: values.LOG_LEVEL,
   };
+}
+
+/** `host:port` (the host may be a bracketed IPv6 address) as Node's listen options. */
+function listenAddress(listen: string | undefined): { hostname?: string; port?: number } {
+  if (listen === undefined) return {};
+  const colon = listen.lastIndexOf(':');
+  return { hostname: listen.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(listen.slice(colon + 1)) };
 }

@@ -49,6 +49,7 @@ export function workerCommand(): Command {
             uiUrl: config.uiUrl,
             environments,
             agentPrograms: await loadAgentProgramFile(config.agentProgramFile, [...BUILT_IN_ENVIRONMENTS, ...environments.map((e) => e.name)]),
+            agentEndpoint: config.agentEndpoint,
           },
           gpu:
             kind === 'gpu'

@@ -91,6 +91,7 @@ export async function startLocalRuntime(config: RatchetConfig, options: LocalRun
           uiUrl: config.uiUrl,
           environments: own,
           agentPrograms,
+          agentEndpoint: config.agentEndpoint,
         },
         gpu: {
           backend: createBackend(config.policyUrl ? config.policyBackend : 'sglang', policyUrl, config.policyUrl ? config.policyApiKey : undefined),

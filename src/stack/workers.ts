@@ -8,7 +8,7 @@ import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { VerifierPool } from '../verifier/index.js';
 import { Client } from '@temporalio/client';
 import type { AgentProgram } from '../agent/program-host.js';
-import { startAgentHost, type AgentHost } from '../workers/agent-host.js';
+import { startAgentHost, type AgentEndpointAddress, type AgentHost } from '../workers/agent-host.js';
 import { createCpuWorker } from '../workers/cpu-worker.js';
 import { startGpuWorkerService } from '../processes/gpu-worker-service.js';
 import { connectClient, connectWorker } from '../temporal/connection.js';
@@ -20,8 +20,10 @@ export interface CpuWorkerPart {
   sandbox: CodeSandboxPool;
   /** The user's own environments, run in-process beside the built-in ones. */
   environments?: readonly Environment[];
-  /** Agent programs it runs (RATCHET_AGENT_PROGRAMS): with any, it serves their endpoint on loopback. */
+  /** Agent programs it runs (RATCHET_AGENT_PROGRAMS): with any, it serves their endpoint. */
   agentPrograms?: readonly AgentProgram[];
+  /** Where that endpoint listens, and the URL agents reach it at (RATCHET_AGENT_LISTEN, RATCHET_AGENT_URL); loopback unless given. */
+  agentEndpoint?: AgentEndpointAddress;
   maxCachedWorkflows?: number;
   uiUrl?: string;
   /** The workflow code to run; the current release's unless given (the deploy test runs an earlier one). */
@@ -121,7 +123,7 @@ async function startAgents(options: WorkersOptions): Promise<{ host: AgentHost; 
   const connection = await connectClient(options.temporal.address, settings);
   try {
     const client = new Client({ connection, namespace: settings.namespace });
-    const host = await startAgentHost({ programs, pool: options.pool, client, tokenizer: options.cpu.tokenizer });
+    const host = await startAgentHost({ programs, pool: options.pool, client, tokenizer: options.cpu.tokenizer, ...options.cpu.agentEndpoint });
     return {
       host,
       close: async () => {

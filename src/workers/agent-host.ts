@@ -29,9 +29,14 @@ export interface AgentHostOptions {
   /** A Temporal client on the CPU worker's namespace: each call is an Update of its trajectory's workflow. */
   client: Client;
   tokenizer: ModelTokenizer;
-  /** Where the endpoint listens: loopback, a port of the system's choosing, unless given. */
+}
+
+/** Where an agent endpoint listens (loopback, a port of the system's choosing, unless given), and the URL agents use. */
+export interface AgentEndpointAddress {
   hostname?: string;
   port?: number;
+  /** The URL agents reach the endpoint at (behind a proxy, another host's name); the listening address unless given. */
+  url?: string;
 }
 
 /** A CPU worker's agent programs and the endpoint they call: what the program activity and the endpoint share. */
@@ -49,7 +54,7 @@ export interface AgentHost extends AgentProgramHost {
  * has to outlive the runs this worker opened (a process it launched, or an agent workflow's run, closed after its
  * deadline: docs/agent-programs.md says what happens to a workflow agent whose endpoint's worker goes).
  */
-export async function startAgentHost(options: AgentHostOptions): Promise<AgentHost> {
+export async function startAgentHost(options: AgentHostOptions & AgentEndpointAddress): Promise<AgentHost> {
   const programs = new Map(options.programs.map((program) => [program.name, program]));
   if (programs.size !== options.programs.length) throw new Error('two agent programs have the same name');
   const secret = randomBytes(32);
@@ -63,7 +68,7 @@ export async function startAgentHost(options: AgentHostOptions): Promise<AgentHo
     server.once('error', reject);
   });
   const { address, port } = server.address() as AddressInfo;
-  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const url = options.url?.replace(/\/+$/, '') ?? `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
   log.info({ url, programs: [...programs.keys()] }, 'agent program endpoint listening');
   const closeRun = (trajectoryId: string, attempt: number) => {
     if (open.get(trajectoryId)?.attempt !== attempt) return;
