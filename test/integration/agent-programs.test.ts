@@ -31,6 +31,7 @@ function programs(): AgentProgram[] {
     // Writes its PID where the test finds it, then becomes the example: the test kills exactly this process.
     { name: 'py-killable', command: ['/bin/sh', '-c', `echo $$ > "${PID_FILE}" && exec "$0" "$@"`, ...python3] },
     { name: 'crashes', command: [process.execPath, '-e', 'console.error("boom: a typo in the agent"); process.exit(3)'] },
+    { name: 'missing', command: ['/nonexistent/agent-binary'] },
     { name: 'fewer-calls', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'fewer' } },
     { name: 'other-call', command: [process.execPath, UNSTEADY], env: { UNSTEADY: 'other' } },
     { name: 'endless', command: [process.execPath, path.join(import.meta.dirname, 'fixtures/agents/endless-agent.mjs')] },
@@ -151,19 +152,26 @@ describe('agent programs as environments', () => {
   );
 
   it(
-    'a program that keeps failing ends typed with its output, after its runs; a result that is not one is refused',
+    'a program that keeps failing, or cannot start, ends typed with its output, after its runs; a result that is not one is refused',
     { timeout: 120_000 },
     async () => {
-      const results = await runRollouts(stack.client, [...requests('agent-crash', 'crashes', 1), ...requests('agent-garbage', 'garbage', 1)]);
-      expect(results.map((r) => r.status)).toEqual(['failed', 'failed']);
+      const results = await runRollouts(stack.client, [
+        ...requests('agent-crash', 'crashes', 1),
+        ...requests('agent-garbage', 'garbage', 1),
+        ...requests('agent-missing', 'missing', 1),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
       const { rows } = await stack.pool.query(
-        "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE 'agent-crash/%' OR trajectory_id LIKE 'agent-garbage/%' ORDER BY 1",
+        "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE ANY (ARRAY['agent-crash/%', 'agent-garbage/%', 'agent-missing/%']) ORDER BY 1",
       );
       expect(rows[0]).toMatchObject({ failure_type: 'AgentProgramFailed' });
       expect(rows[0].error).toContain('boom: a typo in the agent');
       expect(rows[0].error).toContain('exited with code 3');
       expect(rows[1]).toMatchObject({ failure_type: 'AgentResultInvalid' });
       expect(rows[1].error).toContain('score');
+      // A typo in the registered command: each run fails at once, and the trajectory ends typed, naming the cause.
+      expect(rows[2]).toMatchObject({ failure_type: 'AgentProgramFailed' });
+      expect(rows[2].error).toMatch(/could not be started.*ENOENT/);
     },
   );
 
