@@ -1,7 +1,8 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallTerms } from '../agent/chat-completion-request.js';
 import { AGENT_MODEL, type AgentProgramHost } from '../agent/program-host.js';
 import { checkProgramResult, RESULT_LIMIT_BYTES, type AgentProgramResult } from '../agent/program-result.js';
+import { workflowQueuePolled } from '../temporal/task-queue-pollers.js';
 import { FailureType } from '../trajectory/failure.js';
 
 export interface OpenAgentEndpointInput {
@@ -29,6 +30,15 @@ export function openAgentEndpointActivity(host: AgentProgramHost | undefined) {
     if (!host || !program || !('workflow' in program)) {
       // A worker without it (registered on another): retried, so that a worker that has it can take it.
       throw ApplicationFailure.retryable(`this CPU worker has no agent workflow named ${input.program}`, FailureType.AgentProgramFailed);
+    }
+    // A child on a queue no worker polls would wait out agentProgramSeconds on each run (a typo in taskQueue, a worker
+    // not started): refused here instead, after this activity's few retries (a worker starting meanwhile is found).
+    const context = Context.current();
+    if (!(await workflowQueuePolled(context.client, program.taskQueue, context.info.workflowNamespace))) {
+      throw ApplicationFailure.retryable(
+        `no worker polls task queue ${program.taskQueue} for agent workflow ${program.workflow} (${input.program}): is its worker running, and is taskQueue right?`,
+        FailureType.AgentProgramFailed,
+      );
     }
     const run = { ...input.terms, policy: AGENT_MODEL, attempt: input.attempt };
     return host.openRun(input.trajectoryId, run, (input.seconds + CLOSE_MARGIN_SECONDS) * 1000);

@@ -9,11 +9,21 @@ const { TaskQueueType } = proto.temporal.api.enums.v1;
  * still counts) the activity task queue `taskQueue`. How Ratchet tells an environment served on its own worker from
  * a name nothing serves.
  */
-export async function activityQueuePolled(client: Client, taskQueue: string, namespace = client.options.namespace): Promise<boolean> {
-  const { pollers } = await client.workflowService.describeTaskQueue({
-    namespace,
-    taskQueue: { name: taskQueue },
-    taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-  });
+export function activityQueuePolled(client: Client, taskQueue: string, namespace = client.options.namespace): Promise<boolean> {
+  return queuePolled(client, taskQueue, namespace, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY);
+}
+
+/** The same for a workflow task queue: how Ratchet tells an agent workflow's queue from one no worker serves. */
+export function workflowQueuePolled(client: Client, taskQueue: string, namespace = client.options.namespace): Promise<boolean> {
+  return queuePolled(client, taskQueue, namespace, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW);
+}
+
+async function queuePolled(
+  client: Client,
+  taskQueue: string,
+  namespace: string,
+  taskQueueType: proto.temporal.api.enums.v1.TaskQueueType,
+): Promise<boolean> {
+  const { pollers } = await client.workflowService.describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType });
   return (pollers?.length ?? 0) > 0;
 }

@@ -28,6 +28,7 @@ const PROGRAMS: AgentProgram[] = [
   { name: 'wf-garbage', workflow: 'garbageAgent', taskQueue: FIXTURE_QUEUE },
   { name: 'wf-silent', workflow: 'silentAgent', taskQueue: FIXTURE_QUEUE },
   { name: 'wf-hangs', workflow: 'hangingAgent', taskQueue: FIXTURE_QUEUE },
+  { name: 'wf-unpolled', workflow: 'calculatorAgent', taskQueue: 'a-queue-no-worker-polls' },
 ];
 
 async function startAgentWorker(): Promise<void> {
@@ -36,7 +37,6 @@ async function startAgentWorker(): Promise<void> {
 
 beforeAll(async () => {
   stack = await startTestStack({ seed: 13, tokensPerSecond: 400 });
-  // The three sets of workers start side by side: each bundles workflow code, a few seconds.
   const startFixtures = async () => {
     const connection = await NativeConnection.connect({ address: stack.temporalAddress });
     const worker = await Worker.create({
@@ -47,7 +47,9 @@ beforeAll(async () => {
     fixtures = { connection, worker, running: worker.run() };
   };
   const ratchetWorkers = stack.startWorkers({ agentPrograms: PROGRAMS }).then((stop) => (stopWorkers = stop));
-  await Promise.all([ratchetWorkers, startFixtures(), startAgentWorker()]);
+  // The fixtures' bundle is built in this process and blocks its event loop for seconds: not while Ratchet's workers
+  // connect (a connect timed out that way under load), so after them; the example's worker is a process of its own.
+  await Promise.all([ratchetWorkers.then(startFixtures), startAgentWorker()]);
 }, 240_000);
 
 afterEach(({ task }) => {
@@ -136,27 +138,36 @@ describe('agents that are Temporal workflows', () => {
     },
   );
 
-  it('a child that fails, returns garbage, never calls or hangs ends its trajectory typed, within its bound', { timeout: 60_000 }, async () => {
-    const started = performance.now();
-    const results = await runRollouts(stack.client, [
-      ...requests('agent-wf-fails', 'wf-fails', 1),
-      ...requests('agent-wf-garbage', 'wf-garbage', 1),
-      ...requests('agent-wf-silent', 'wf-silent', 1),
-      ...requests('agent-wf-hangs', 'wf-hangs', 1, { agentProgramSeconds: 1 }),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(Array(4).fill('failed'));
-    expect(performance.now() - started).toBeLessThan(30_000);
-    const { rows } = await stack.pool.query(
-      "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE 'agent-wf-%' AND status = 'failed' AND trajectory_id NOT LIKE 'agent-wf-kill%' ORDER BY 1",
-    );
-    const byRun = Object.fromEntries(rows.map((row) => [row.trajectory_id.split('/')[0], row]));
-    expect(byRun['agent-wf-fails']).toMatchObject({ failure_type: 'AgentProgramFailed' });
-    expect(byRun['agent-wf-fails'].error).toContain('boom: the agent workflow gave up');
-    expect(await agentWorkflowRunStatuses(stack, byRun['agent-wf-fails'].trajectory_id)).toEqual(['FAILED', 'FAILED', 'FAILED']);
-    expect(byRun['agent-wf-garbage']).toMatchObject({ failure_type: 'AgentResultInvalid' });
-    expect(byRun['agent-wf-garbage'].error).toContain('score');
-    expect(byRun['agent-wf-silent']).toMatchObject({ failure_type: 'AgentMadeNoCall' });
-    expect(byRun['agent-wf-hangs']).toMatchObject({ failure_type: 'AgentProgramFailed' });
-    expect(byRun['agent-wf-hangs'].error).toContain('ran past its 1 s (agentProgramSeconds)');
-  });
+  it(
+    'a child that fails, returns garbage, never calls, hangs or has no worker ends its trajectory typed, within its bound',
+    { timeout: 60_000 },
+    async () => {
+      const started = performance.now();
+      const results = await runRollouts(stack.client, [
+        ...requests('agent-wf-fails', 'wf-fails', 1),
+        ...requests('agent-wf-garbage', 'wf-garbage', 1),
+        ...requests('agent-wf-silent', 'wf-silent', 1),
+        ...requests('agent-wf-hangs', 'wf-hangs', 1, { agentProgramSeconds: 1 }),
+        ...requests('agent-wf-unpolled', 'wf-unpolled', 1),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(Array(5).fill('failed'));
+      expect(performance.now() - started).toBeLessThan(30_000);
+      const { rows } = await stack.pool.query(
+        "SELECT trajectory_id, failure_type, error FROM trajectories WHERE trajectory_id LIKE 'agent-wf-%' AND status = 'failed' AND trajectory_id NOT LIKE 'agent-wf-kill%' ORDER BY 1",
+      );
+      const byRun = Object.fromEntries(rows.map((row) => [row.trajectory_id.split('/')[0], row]));
+      expect(byRun['agent-wf-fails']).toMatchObject({ failure_type: 'AgentProgramFailed' });
+      expect(byRun['agent-wf-fails'].error).toContain('boom: the agent workflow gave up');
+      expect(await agentWorkflowRunStatuses(stack, byRun['agent-wf-fails'].trajectory_id)).toEqual(['FAILED', 'FAILED', 'FAILED']);
+      expect(byRun['agent-wf-garbage']).toMatchObject({ failure_type: 'AgentResultInvalid' });
+      expect(byRun['agent-wf-garbage'].error).toContain('score');
+      expect(byRun['agent-wf-silent']).toMatchObject({ failure_type: 'AgentMadeNoCall' });
+      expect(byRun['agent-wf-hangs']).toMatchObject({ failure_type: 'AgentProgramFailed' });
+      expect(byRun['agent-wf-hangs'].error).toContain('ran past its 1 s (agentProgramSeconds)');
+      // A queue nobody polls (a typo, a worker never started) is refused when the run opens, not waited out 3 times.
+      expect(byRun['agent-wf-unpolled']).toMatchObject({ failure_type: 'AgentProgramFailed' });
+      expect(byRun['agent-wf-unpolled'].error).toContain('no worker polls task queue a-queue-no-worker-polls');
+      expect(await agentWorkflowRunStatuses(stack, byRun['agent-wf-unpolled'].trajectory_id)).toEqual([]);
+    },
+  );
 });
