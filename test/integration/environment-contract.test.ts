@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
@@ -18,6 +18,7 @@ import type { TrajectoryRequest } from '../../src/trajectory/request.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
 import { countStep } from './fixtures/count-game.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { servePythonEnvironment } from './python-environment-worker.js';
 
 /**
  * The contract every environment keeps on the real stack (issue 36, release 6), whatever it is written in: a
@@ -37,30 +38,9 @@ let envWorker: ChildProcess | undefined;
 /** Every fault trajectory, submitted at once when the stack is up (their retries overlap the contract's runs). */
 let faults: Map<string, Promise<{ result: TrajectoryResult; seconds: number }>>;
 
-/** `ratchet-env serve SPEC` as a child process, resolved once it says it is serving. */
-async function serveEnvironment(python: string, spec: string): Promise<ChildProcess> {
-  const child = spawn(python, ['-m', 'ratchet_rollouts.environment_worker', 'serve', spec], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: 'default', LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${spec} did not start serving in 60 s: ${output}`)), 60_000);
-    const seen = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/serving environment \S+ on task queue ratchet-env-\S+/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${spec} exited (${code}) before serving: ${output}`));
-    });
-  });
-  return child;
+/** `ratchet-env serve SPEC` as a child process, resolved once Temporal has seen it poll (python-environment-worker.ts). */
+function serveEnvironment(python: string, spec: string): Promise<ChildProcess> {
+  return servePythonEnvironment(stack, python, spec);
 }
 
 /** Stops the child by its PID: SIGTERM, then SIGKILL after 5 s. */

@@ -14,6 +14,7 @@ import { pollUntil } from '../../src/timing/poll-until.js';
 import type { TrajectoryRequest } from '../../src/trajectory/request.js';
 import { expectEnvironmentInvariants, storedSteps } from './environment-rows.js';
 import { startTestStack, type TestStack } from './local-stack.js';
+import { servePythonEnvironment } from './python-environment-worker.js';
 
 const EventType = temporal.api.enums.v1.EventType;
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -28,32 +29,12 @@ let python: string;
 let guessProblems: Problem[];
 const workers = new Set<ChildProcess>();
 
-/** `ratchet-env serve SPEC` as a child process, resolved once it says it is serving. */
-async function serveEnvironment(spec: string): Promise<ChildProcess> {
-  const child = spawn(python, ['-m', 'ratchet_rollouts.environment_worker', 'serve', spec], {
-    env: { ...process.env, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_NAMESPACE: 'default', LOG_LEVEL: 'error' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** `ratchet-env serve SPEC` as a child process, resolved once Temporal has seen it poll (python-environment-worker.ts). */
+function serveEnvironment(spec: string): Promise<ChildProcess> {
+  return servePythonEnvironment(stack, python, spec, (child) => {
+    workers.add(child);
+    child.once('exit', () => workers.delete(child));
   });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${spec} did not start serving in 60 s: ${output}`)), 60_000);
-    const seen = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (/serving environment \S+ on task queue ratchet-env-\S+/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${spec} exited (${code}) before serving: ${output}`));
-    });
-  });
-  return child;
 }
 
 async function stopEnvironment(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
